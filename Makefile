@@ -1,0 +1,45 @@
+# The course's commands. `make lab` and `make test` are all a new reader needs.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+JOBS   ?= 2
+
+.PHONY: help lab test test-unit test-notebooks execute nav pins clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
+
+# The virtual environment is (re)built when it is missing or the pins change.
+$(STAMP): pyproject.toml requirements/constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -c requirements/constraints.txt -e ".[test]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	touch $(STAMP)
+
+lab: $(STAMP)  ## set up .venv when missing, then open JupyterLab on notebooks/
+	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=.
+
+test: $(STAMP)  ## set up .venv when missing, then run every test (unit tests and nbval)
+	$(PY) -m pytest -n $(JOBS) --dist loadscope
+
+test-unit: $(STAMP)  ## only the helper and repository tests
+	$(PY) -m pytest -n $(JOBS) --dist loadscope tests
+
+test-notebooks: $(STAMP)  ## only nbval over the notebooks
+	$(PY) -m pytest -n $(JOBS) --dist loadscope notebooks tests/conftest.py
+
+nav: $(STAMP)  ## regenerate navigation, the lesson map and the README table
+	$(PY) tools/course.py write
+
+execute: $(STAMP) nav  ## re-execute every notebook from a clean kernel and save its outputs
+	$(PY) tools/execute.py notebooks
+	$(PY) tools/course.py write
+
+pins:  ## re-resolve the tested versions in a scratch venv and rewrite requirements/constraints.txt
+	$(PYTHON) tools/refresh_pins.py
+
+clean:  ## remove the virtual environment
+	rm -rf $(VENV)

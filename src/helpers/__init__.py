@@ -1,0 +1,44 @@
+"""Helpers for the course on why PyTorch gives different numbers on different devices and runs.
+
+The lessons teach PyTorch's own API; these helpers carry only what would distract from it:
+bit-level views, comparison tables, plots, widgets and exercise checkers. ``import helpers``
+imports torch and numpy but not matplotlib or ipywidgets (``helpers.plots`` and
+``helpers.widgets`` load them when used).
+"""
+
+from helpers.compare import Comparison, compare, default_tolerances
+from helpers.devices import available_devices, best_device, environment_report, module_devices
+from helpers.exercises import check
+from helpers.floats import (
+    float_anatomy,
+    round_mantissa,
+    sum_exact,
+    sum_kahan,
+    sum_pairwise,
+    sum_sequential,
+    ulp,
+    ulp_distance,
+)
+from helpers.tables import Table
+
+__all__ = [
+    "Comparison",
+    "Table",
+    "available_devices",
+    "best_device",
+    "check",
+    "compare",
+    "default_tolerances",
+    "environment_report",
+    "float_anatomy",
+    "module_devices",
+    "round_mantissa",
+    "sum_exact",
+    "sum_kahan",
+    "sum_pairwise",
+    "sum_sequential",
+    "ulp",
+    "ulp_distance",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,122 @@
+"""Where code runs: choosing a device, reporting the environment, finding a module's devices.
+
+Introduced in ``00_start_here``; ``module_devices`` returns in lesson 06 (moving models).
+"""
+
+from __future__ import annotations
+
+import platform
+
+import torch
+
+from helpers.tables import Table
+
+__all__ = ["available_devices", "best_device", "environment_report", "module_devices"]
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+def available_devices() -> list[str]:
+    """Device types usable here, best first: any of ``"cuda"``, ``"mps"``, and always ``"cpu"``.
+
+    Introduced in ``00_start_here``.
+    """
+    found = []
+    if torch.cuda.is_available():
+        found.append("cuda")
+    if _mps_available():
+        found.append("mps")
+    return found + ["cpu"]
+
+
+def best_device(prefer: str | torch.device | None = None) -> torch.device:
+    """Return the device lessons should use: CUDA, then MPS, then the CPU.
+
+    ``prefer`` overrides the choice (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``); asking for a
+    device this machine does not have raises ``ValueError`` rather than silently falling back.
+    Introduced in ``00_start_here``.
+    """
+    if prefer is None:
+        return torch.device(available_devices()[0])
+    if not isinstance(prefer, (str, torch.device)):
+        raise TypeError(f"prefer must be a str, a torch.device or None, not {type(prefer).__name__}")
+    try:
+        device = torch.device(prefer)
+    except RuntimeError as exc:
+        raise ValueError(f"{prefer!r} is not a device name PyTorch understands") from exc
+    if device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device type {device.type!r} is not one this course supports (cpu, cuda, mps)")
+    if device.type not in available_devices():
+        raise ValueError(f"{device.type!r} was requested but is not available on this machine; "
+                         f"available: {', '.join(available_devices())}")
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise ValueError(f"{device} was requested but this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return device
+
+
+def _precision_settings() -> list[tuple[str, object]]:
+    rows: list[tuple[str, object]] = [
+        ("float32 matmul precision", torch.get_float32_matmul_precision()),
+        ("TF32 for CUDA matmul (allow_tf32)", torch.backends.cuda.matmul.allow_tf32),
+        ("TF32 for cuDNN conv (allow_tf32)", torch.backends.cudnn.allow_tf32),
+    ]
+    # torch 2.9 added per-backend fp32_precision settings; report them only where they exist.
+    if hasattr(torch.backends, "fp32_precision"):
+        rows += [
+            ("fp32_precision (global)", torch.backends.fp32_precision),
+            ("fp32_precision (CUDA matmul)", torch.backends.cuda.matmul.fp32_precision),
+            ("fp32_precision (cuDNN conv)", torch.backends.cudnn.conv.fp32_precision),
+        ]
+    return rows
+
+
+def environment_report() -> Table:
+    """A table of everything that decides which numbers this machine produces.
+
+    Python and torch versions, CUDA/cuDNN, each GPU's name and compute capability, intra- and
+    inter-op threads, MKL and oneDNN, and the TF32 and determinism switches.
+    Introduced in ``00_start_here``; every lesson shows it in its first code cell.
+    """
+    rows: list[tuple[str, object]] = [
+        ("Python", platform.python_version()),
+        ("platform", f"{platform.system()} {platform.machine()}"),
+        ("torch", torch.__version__),
+        ("CUDA available", torch.cuda.is_available()),
+        ("CUDA (torch built with)", torch.version.cuda),
+        ("cuDNN", torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None),
+    ]
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            major, minor = torch.cuda.get_device_capability(i)
+            rows.append((f"cuda:{i}", f"{torch.cuda.get_device_name(i)} (compute capability {major}.{minor})"))
+    rows += [
+        ("MPS available", _mps_available()),
+        ("intra-op threads", torch.get_num_threads()),
+        ("inter-op threads", torch.get_num_interop_threads()),
+        ("MKL", torch.backends.mkl.is_available()),
+        ("oneDNN (mkldnn)", torch.backends.mkldnn.is_available()),
+    ]
+    rows += _precision_settings()
+    rows += [
+        ("deterministic algorithms", torch.are_deterministic_algorithms_enabled()),
+        ("cudnn.deterministic", torch.backends.cudnn.deterministic),
+        ("cudnn.benchmark", torch.backends.cudnn.benchmark),
+        ("default dtype", str(torch.get_default_dtype()).replace("torch.", "")),
+    ]
+    return Table(["setting", "value"], rows, title="Environment")
+
+
+def module_devices(module: torch.nn.Module) -> set[torch.device]:
+    """The set of devices that a module's parameters and buffers live on.
+
+    A module has no ``.device`` attribute because its tensors may sit on several devices; an
+    empty set means it has no parameters or buffers. Introduced in ``00_start_here``, used in
+    lesson 06.
+    """
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"module_devices expects a torch.nn.Module, not {type(module).__name__}")
+    tensors = list(module.parameters()) + list(module.buffers())
+    return {t.device for t in tensors}

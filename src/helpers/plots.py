@@ -1,0 +1,88 @@
+"""The recurring plots. matplotlib is imported inside each function so ``import helpers`` stays cheap.
+
+Each function draws on a new figure and returns ``(fig, ax)``; the notebook calls ``plt.show()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from helpers.floats import _check_float_dtype, ulp
+
+__all__ = ["plot_error_growth", "plot_sum_spread", "plot_ulp"]
+
+
+def plot_ulp(dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float = 1e8, points: int = 2000):
+    """Draw the ULP (gap between neighbouring floats) against magnitude on log-log axes.
+
+    Introduced in lesson 01.
+    """
+    import matplotlib.pyplot as plt
+
+    _check_float_dtype(dtype)
+    if not 0 < low < high:
+        raise ValueError(f"need 0 < low < high, got low={low}, high={high}")
+    x = torch.logspace(torch.log10(torch.tensor(low)).item(), torch.log10(torch.tensor(high)).item(),
+                       points, dtype=torch.float64).to(dtype)
+    eps = torch.finfo(dtype).eps
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.loglog(x.double(), ulp(x).double(), drawstyle="steps-post", label=f"ulp(x), {str(dtype)[6:]}")
+    ax.loglog(x.double(), eps * x.double(), "--", color="grey", label="eps * x")
+    ax.set_xlabel("x")
+    ax.set_ylabel("gap to the next float")
+    ax.legend()
+    ax.set_title("The gap between floats doubles at every power of two")
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_sum_spread(sums: torch.Tensor, exact: float, unit: float, title: str = ""):
+    """Histogram of many sums of the same numbers, as distances from the exact sum in units of ``unit``.
+
+    Introduced in lesson 01 (different orders) and reused for atomics in lesson 02.
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(sums, torch.Tensor) or sums.numel() == 0:
+        raise ValueError("sums must be a non-empty tensor")
+    if not unit > 0:
+        raise ValueError(f"unit must be positive, got {unit}")
+    offsets = ((sums.double() - exact) / unit).flatten()
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    ax.hist(offsets.numpy(), bins=min(60, max(10, int(offsets.unique().numel()))), color="#2471a3")
+    ax.axvline(0.0, color="black", linestyle="--", label="exact sum")
+    ax.set_xlabel(f"sum - exact, in units of {unit:.3g}")
+    ax.set_ylabel("orders")
+    ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_error_growth(ns: Sequence[int], errors: Mapping[str, Sequence[float]],
+                      bounds: Mapping[str, Sequence[float]] | None = None, ylabel: str = "relative error"):
+    """Measured errors (solid, markers) and their bounds (dashed) against n, on log-log axes.
+
+    Introduced in lesson 01.
+    """
+    import matplotlib.pyplot as plt
+
+    if len(ns) == 0:
+        raise ValueError("ns is empty")
+    for name, values in {**errors, **(bounds or {})}.items():
+        if len(values) != len(ns):
+            raise ValueError(f"{name!r} has {len(values)} values for {len(ns)} sizes")
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    colours = {}
+    for name, values in errors.items():
+        (line,) = ax.loglog(ns, [max(v, 1e-18) for v in values], "o-", label=name)
+        colours[name] = line.get_color()
+    for name, values in (bounds or {}).items():
+        ax.loglog(ns, values, "--", color=colours.get(name.split(" ")[0], "grey"), label=name)
+    ax.set_xlabel("n (numbers summed)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig, ax

@@ -1,0 +1,45 @@
+"""The exercise checkers accept right answers, reject wrong ones with a useful message."""
+
+import pytest
+
+from helpers import check
+from helpers.exercises import exercise_ids
+
+RIGHT = {"01.1": 2**24, "01.2": (1e8, -1e8, 1.0), "01.3": 2.0**-14, "01.4": "Kahan"}
+WRONG = {
+    "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
+    "01.2": [(1.0, 2.0, 3.0), (1.0, 2.0), ("a", "b", "c"), (1e38, 1e38, -1e38), (float("inf"), 1.0, 1.0)],
+    "01.3": [1000 * 2.0**-23, "x", 2.0**-13],
+    "01.4": ["pairwise", "sequential", "fastest", 4],
+}
+
+
+def test_every_exercise_has_cases():
+    assert sorted(RIGHT) == exercise_ids() == sorted(WRONG)
+
+
+@pytest.mark.parametrize("exercise", sorted(RIGHT))
+def test_right_answers_pass(exercise):
+    verdict = check(exercise, RIGHT[exercise])
+    assert verdict.ok is True and bool(verdict)
+    assert str(verdict).startswith(f"Exercise {exercise}: Correct.")
+
+
+@pytest.mark.parametrize("exercise, answer", [(e, a) for e, answers in WRONG.items() for a in answers])
+def test_wrong_answers_explain_themselves(exercise, answer):
+    verdict = check(exercise, answer)
+    assert verdict.ok is False and not verdict
+    assert "Not yet." in str(verdict) and len(verdict.message) > 20
+
+
+@pytest.mark.parametrize("exercise", sorted(RIGHT))
+def test_unanswered(exercise):
+    verdict = check(exercise, None)
+    assert verdict.ok is None and "replace None" in str(verdict)
+
+
+def test_unknown_exercise():
+    with pytest.raises(ValueError, match="unknown exercise"):
+        check("99.9", 1)
+    with pytest.raises(TypeError):
+        check(1.1, 1)

@@ -1,0 +1,60 @@
+"""The plots draw what they claim, the widget responds, and both reject bad input."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from helpers.plots import plot_error_growth, plot_sum_spread, plot_ulp  # noqa: E402
+from helpers.widgets import float_explorer  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_plot_ulp_draws_the_steps_and_the_eps_line():
+    fig, ax = plot_ulp(torch.float16, 1.0, 1000.0, points=100)
+    steps, eps_line = ax.get_lines()
+    assert len(steps.get_xdata()) == 100
+    assert steps.get_ydata()[0] == torch.finfo(torch.float16).eps
+    with pytest.raises(ValueError):
+        plot_ulp(low=10.0, high=1.0)
+    with pytest.raises(TypeError):
+        plot_ulp(torch.int32)
+
+
+def test_plot_sum_spread_centres_on_the_exact_sum():
+    sums = torch.tensor([1.0, 1.0, 3.0])
+    fig, ax = plot_sum_spread(sums, exact=2.0, unit=1.0, title="t")
+    counts = [p.get_height() for p in ax.patches]
+    assert sum(counts) == 3
+    with pytest.raises(ValueError):
+        plot_sum_spread(torch.tensor([]), 0.0, 1.0)
+    with pytest.raises(ValueError):
+        plot_sum_spread(sums, 0.0, 0.0)
+
+
+def test_plot_error_growth_pairs_bounds_with_their_method():
+    fig, ax = plot_error_growth([2, 4], {"sequential": [1e-8, 2e-8]}, {"sequential bound": [1e-7, 3e-7]})
+    measured, bound = ax.get_lines()
+    assert measured.get_color() == bound.get_color()
+    with pytest.raises(ValueError, match="2 sizes"):
+        plot_error_growth([2, 4], {"x": [1.0]})
+    with pytest.raises(ValueError):
+        plot_error_growth([], {})
+
+
+def test_float_explorer_shows_the_chosen_value_and_dtype():
+    w = float_explorer(0.5, torch.bfloat16)
+    value, dtype = w.children[0], w.children[1]
+    assert value.value == 0.5 and dtype.value is torch.bfloat16
+    dtype.value = torch.float64  # interacting re-runs the function without error
+    assert w.kwargs == {"value": 0.5, "dtype": torch.float64}
+    with pytest.raises(TypeError):
+        float_explorer(1.0, torch.int8)
