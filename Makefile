@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c requirements/constraints.txt -e ".[test]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	$(PY) -c "import matplotlib.pyplot"  # build the font cache now, not inside a lesson
 	touch $(STAMP)
 
 lab: $(STAMP)  ## set up .venv when missing, then open JupyterLab on notebooks/
@@ -29,7 +30,7 @@ test-unit: $(STAMP)  ## only the helper and repository tests
 	$(PY) -m pytest -n $(JOBS) --dist loadscope tests
 
 test-notebooks: $(STAMP)  ## only nbval over the notebooks
-	$(PY) -m pytest -n $(JOBS) --dist loadscope notebooks tests/conftest.py
+	$(PY) -m pytest -n $(JOBS) --dist loadscope -p tests.conftest notebooks
 
 nav: $(STAMP)  ## regenerate navigation, the lesson map and the README table
 	$(PY) tools/course.py write

@@ -9,6 +9,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers.plots import plot_error_growth, plot_sum_spread, plot_ulp  # noqa: E402
+from helpers import float_anatomy  # noqa: E402
 from helpers.widgets import float_explorer  # noqa: E402
 
 
@@ -34,6 +35,9 @@ def test_plot_sum_spread_centres_on_the_exact_sum():
     fig, ax = plot_sum_spread(sums, exact=2.0, unit=1.0, title="t")
     counts = [p.get_height() for p in ax.patches]
     assert sum(counts) == 3
+    assert ax.get_xlabel() == "sum - exact, in units of 1"
+    fig, ax = plot_sum_spread(sums, exact=2.0, unit=0.5, unit_name="ULPs")
+    assert ax.get_xlabel() == "sum - exact, in ULPs"
     with pytest.raises(ValueError):
         plot_sum_spread(torch.tensor([]), 0.0, 1.0)
     with pytest.raises(ValueError):
@@ -52,9 +56,13 @@ def test_plot_error_growth_pairs_bounds_with_their_method():
 
 def test_float_explorer_shows_the_chosen_value_and_dtype():
     w = float_explorer(0.5, torch.bfloat16)
-    value, dtype = w.children[0], w.children[1]
-    assert value.value == 0.5 and dtype.value is torch.bfloat16
-    dtype.value = torch.float64  # interacting re-runs the function without error
-    assert w.kwargs == {"value": 0.5, "dtype": torch.float64}
+    (number, menu), view = w.children[0].children, w.children[1]
+    assert number.value == 0.5 and menu.value is torch.bfloat16
+    assert view.value == float_anatomy(0.5, torch.bfloat16)._repr_html_()
+    menu.value = torch.float64  # the view follows the menu
+    assert view.value == float_anatomy(0.5, torch.float64)._repr_html_()
+    number.value = -2.0  # and the number
+    assert view.value == float_anatomy(-2.0, torch.float64)._repr_html_()
+    assert repr(w) == "float_explorer(value=-2.0, dtype=float64)"
     with pytest.raises(TypeError):
         float_explorer(1.0, torch.int8)

@@ -38,9 +38,10 @@ def plot_ulp(dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float 
     return fig, ax
 
 
-def plot_sum_spread(sums: torch.Tensor, exact: float, unit: float, title: str = ""):
+def plot_sum_spread(sums: torch.Tensor, exact: float, unit: float, title: str = "", unit_name: str = ""):
     """Histogram of many sums of the same numbers, as distances from the exact sum in units of ``unit``.
 
+    ``unit_name`` labels the unit on the x axis (for example "ULPs of the sum").
     Introduced in lesson 01 (different orders) and reused for atomics in lesson 02.
     """
     import matplotlib.pyplot as plt
@@ -53,7 +54,7 @@ def plot_sum_spread(sums: torch.Tensor, exact: float, unit: float, title: str = 
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
     ax.hist(offsets.numpy(), bins=min(60, max(10, int(offsets.unique().numel()))), color="#2471a3")
     ax.axvline(0.0, color="black", linestyle="--", label="exact sum")
-    ax.set_xlabel(f"sum - exact, in units of {unit:.3g}")
+    ax.set_xlabel(f"sum - exact, in {unit_name or f'units of {unit:.3g}'}")
     ax.set_ylabel("orders")
     ax.legend()
     ax.set_title(title)

@@ -10,23 +10,29 @@ __all__ = ["float_explorer"]
 
 
 def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32):
-    """A text box and a dtype menu that show how a number is stored (sign, exponent, mantissa).
+    """A number box and a dtype menu that show how the number is stored (sign, exponent, mantissa).
 
-    Returns the ipywidgets ``interactive`` object; display it as a cell's last line.
-    Introduced in lesson 01.
+    Returns an ipywidgets ``VBox``; display it as a cell's last line. The bits are drawn in an
+    ``HTML`` widget updated by callbacks (no ``Output`` widget), so the stored notebook and a
+    static page show the initial state. Introduced in lesson 01.
     """
     import ipywidgets as widgets
-    from IPython.display import display
 
     if dtype not in FORMATS:
         raise TypeError(f"dtype {dtype} is not one of {', '.join(str(d) for d in FORMATS)}")
-    options = [(str(d).replace("torch.", ""), d) for d in FORMATS]
+    number = widgets.FloatText(value=value, description="value")
+    menu = widgets.Dropdown(options=[(str(d).replace("torch.", ""), d) for d in FORMATS], value=dtype,
+                            description="dtype")
+    view = widgets.HTML()
 
-    def show(value: float, dtype: torch.dtype) -> None:
-        display(float_anatomy(value, dtype))
+    class FloatExplorer(widgets.VBox):
+        def __repr__(self) -> str:
+            return f"float_explorer(value={number.value!r}, dtype={str(menu.value).replace('torch.', '')})"
 
-    return widgets.interactive(
-        show,
-        value=widgets.FloatText(value=value, description="value"),
-        dtype=widgets.Dropdown(options=options, value=dtype, description="dtype"),
-    )
+    def update(_change=None) -> None:
+        view.value = float_anatomy(number.value, menu.value)._repr_html_()
+
+    number.observe(update, names="value")
+    menu.observe(update, names="value")
+    update()
+    return FloatExplorer([widgets.HBox([number, menu]), view])

@@ -1,0 +1,37 @@
+"""Test-suite configuration shared by the unit tests and nbval.
+
+Cells (or whole notebooks) that need CUDA carry the tag ``gpu`` (notebook metadata
+``{"tags": ["gpu"]}`` for a whole notebook). On a machine without CUDA, nbval's items for them
+are marked skipped here, so the suite passes on a CPU and runs them on a GPU runner.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import settings
+
+# No example database: running the tests writes nothing into the working tree.
+settings.register_profile("course", database=None, deadline=None)
+settings.load_profile("course")
+
+GPU_TAG = "gpu"
+
+
+def needs_gpu(item: pytest.Item) -> bool:
+    """True for an nbval cell item whose cell or notebook is tagged ``gpu``."""
+    cell = getattr(item, "cell", None)
+    if cell is None:
+        return False
+    notebook = getattr(item.parent, "nb", None)
+    notebook_tags = notebook.metadata.get("tags", []) if notebook is not None else []
+    return GPU_TAG in cell.metadata.get("tags", []) or GPU_TAG in notebook_tags
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="cell tagged 'gpu' and no CUDA device is available")
+    for item in items:
+        if needs_gpu(item):
+            item.add_marker(skip)

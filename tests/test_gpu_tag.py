@@ -1,0 +1,47 @@
+"""The ``gpu`` tag: nbval skips tagged cells without CUDA, and runs them with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import torch
+
+from tests.conftest import needs_gpu
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fake_item(cell_tags=(), notebook_tags=()):
+    cell = SimpleNamespace(metadata={"tags": list(cell_tags)})
+    parent = SimpleNamespace(nb=SimpleNamespace(metadata={"tags": list(notebook_tags)}))
+    return SimpleNamespace(cell=cell, parent=parent)
+
+
+def test_needs_gpu_reads_cell_and_notebook_tags():
+    assert needs_gpu(fake_item(["gpu"]))
+    assert needs_gpu(fake_item([], ["gpu"]))
+    assert not needs_gpu(fake_item(["other"]))
+    assert not needs_gpu(SimpleNamespace(parent=None))  # a plain test function
+
+
+def test_nbval_skips_or_runs_a_gpu_cell(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("import torch"), nbformat.v4.new_code_cell("assert torch.cuda.is_available()")]
+    nb.cells[1].metadata["tags"] = ["gpu"]
+    path = tmp_path / "00_probe.ipynb"
+    nbformat.write(nb, path)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.conftest", "--nbval-lax",
+         "--nbval-current-env", "-o", "addopts=", "--rootdir", str(tmp_path), str(path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    summary = result.stdout.strip().splitlines()[-1]
+    if torch.cuda.is_available():
+        assert "2 passed" in summary, result.stdout
+    else:
+        assert "1 passed, 1 skipped" in summary, result.stdout

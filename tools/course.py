@@ -1,0 +1,175 @@
+"""Generate what must stay in sync with the lessons: navigation cells, the lesson map in
+00_start_here, and the lesson table in README.md.
+
+    python tools/course.py write   # rewrite whatever is out of date, list what changed
+    python tools/course.py check   # exit 1 and list what is out of date (the tests call this)
+
+Each lesson's first markdown cell is the single source: its '# NN · Title' heading, an italic
+one-line summary, and a '**Hardware:**' line. Generated cells are found by an HTML comment
+marker, so rerunning is safe.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+README = ROOT / "README.md"
+RUN_TIMES = ROOT / "tools" / "run_times.json"
+INDEX = "00_start_here.ipynb"
+NAV = "<!-- nav -->"
+MAP = "<!-- lesson-map -->"
+TABLE_START, TABLE_END = "<!-- lessons:start -->", "<!-- lessons:end -->"
+TITLE = re.compile(r"^# (\d\d) · (.+)$", re.M)
+SUMMARY = re.compile(r"^\*([^*].*[^*])\*$", re.M)
+HARDWARE = re.compile(r"^\*\*Hardware:\*\* (.+)$", re.M)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    path: Path
+    number: str
+    title: str
+    summary: str
+    hardware: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def read(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def dumps(nb: nbformat.NotebookNode) -> str:
+    """The one on-disk form of a notebook (every writer here uses it, so rewrites are stable)."""
+    text = nbformat.writes(nb)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def lesson_paths(folder: Path = NOTEBOOKS) -> list[Path]:
+    return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+
+
+def describe(path: Path) -> Lesson:
+    """Read a lesson's title, summary and hardware line from its first cell."""
+    nb = read(path)
+    first = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
+    found = {key: rx.search(first) for key, rx in (("title", TITLE), ("summary", SUMMARY), ("hardware", HARDWARE))}
+    missing = [key for key, m in found.items() if m is None]
+    if missing:
+        raise ValueError(f"{path.name}: the first cell lacks its {', '.join(missing)} line(s)")
+    number, title = found["title"].group(1), found["title"].group(2).strip()
+    if not path.name.startswith(number + "_"):
+        raise ValueError(f"{path.name}: the title says lesson {number}")
+    return Lesson(path, number, title, found["summary"].group(1).strip(), found["hardware"].group(1).strip())
+
+
+def nav_source(lessons: list[Lesson], i: int) -> str:
+    parts = []
+    if i > 0:
+        parts.append(f"[← {lessons[i - 1].number} · {lessons[i - 1].title}]({lessons[i - 1].name})")
+    if lessons[i].name != INDEX:
+        parts.append(f"[Index]({INDEX})")
+    if i + 1 < len(lessons):
+        parts.append(f"[{lessons[i + 1].number} · {lessons[i + 1].title} →]({lessons[i + 1].name})")
+    return NAV + "\n" + " | ".join(parts)
+
+
+def map_source(lessons: list[Lesson]) -> str:
+    rows = [f"| {l.number} | [{l.title}]({l.name}) | {l.summary} | {l.hardware} |" for l in lessons]
+    head = "| # | Lesson | What it teaches | Hardware |\n|---|---|---|---|"
+    return MAP + "\n" + head + "\n" + "\n".join(rows)
+
+
+def load_run_times() -> dict:
+    if not RUN_TIMES.exists():
+        return {"measured_on": "not measured yet", "seconds": {}}
+    return json.loads(RUN_TIMES.read_text(encoding="utf-8"))
+
+
+def readme_table(lessons: list[Lesson], run_times: dict) -> str:
+    seconds = run_times.get("seconds", {})
+    rows = []
+    for l in lessons:
+        t = seconds.get(l.name)
+        shown = f"{t:.0f} s" if isinstance(t, (int, float)) else "not measured"
+        rows.append(f"| {l.number} | [{l.title}](notebooks/{l.name}) | {l.summary} | {l.hardware} | {shown} |")
+    head = "| # | Lesson | What it teaches | Hardware | Run time here |\n|---|---|---|---|---|"
+    note = f"\nRun times: {run_times.get('measured_on', 'not measured yet')}."
+    return "\n".join([TABLE_START, head, *rows, note, TABLE_END])
+
+
+def _set_marked_cell(nb, marker: str, source: str, position: int | None, cell_id: str) -> None:
+    """Replace every cell that starts with ``marker``; insert one at ``position`` if there is none."""
+    hits = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(marker)]
+    for cell in hits:
+        cell.source = source
+    if not hits and position is not None:
+        cell = nbformat.v4.new_markdown_cell(source)
+        cell.id = cell_id
+        nb.cells.insert(position if position >= 0 else len(nb.cells), cell)
+
+
+def updated_notebook(lessons: list[Lesson], i: int) -> str:
+    nb = read(lessons[i].path)
+    nav = nav_source(lessons, i)
+    tops = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(NAV)]
+    if len(tops) < 2:  # a missing pair is (re)built: one under the title, one at the end
+        nb.cells = [c for c in nb.cells if c not in tops]
+        _set_marked_cell(nb, NAV, nav, 1, "nav-top")
+        last = nbformat.v4.new_markdown_cell(nav)
+        last.id = "nav-bottom"
+        nb.cells.append(last)
+    _set_marked_cell(nb, NAV, nav, None, "")
+    if lessons[i].name == INDEX:
+        if not any(c.cell_type == "markdown" and c.source.startswith(MAP) for c in nb.cells):
+            raise ValueError(f"{INDEX} needs a markdown cell starting with {MAP} for the lesson map")
+        _set_marked_cell(nb, MAP, map_source(lessons), None, "")
+    return dumps(nb)
+
+
+def updated_readme(lessons: list[Lesson]) -> str:
+    text = README.read_text(encoding="utf-8")
+    if TABLE_START not in text or TABLE_END not in text:
+        raise ValueError(f"README.md needs the markers {TABLE_START} and {TABLE_END}")
+    before, rest = text.split(TABLE_START, 1)
+    after = rest.split(TABLE_END, 1)[1]
+    return before + readme_table(lessons, load_run_times()) + after
+
+
+def pending() -> dict[Path, str]:
+    """Every generated file whose content would change, with its new content."""
+    lessons = [describe(p) for p in lesson_paths()]
+    if not lessons or lessons[0].name != INDEX:
+        raise ValueError(f"the collection must start with {INDEX}")
+    new = {l.path: updated_notebook(lessons, i) for i, l in enumerate(lessons)}
+    new[README] = updated_readme(lessons)
+    return {path: text for path, text in new.items() if path.read_text(encoding="utf-8") != text}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[1] not in ("write", "check"):
+        print(__doc__)
+        return 2
+    changes = pending()
+    for path, text in changes.items():
+        rel = path.relative_to(ROOT)
+        if argv[1] == "write":
+            path.write_text(text, encoding="utf-8")
+            print(f"updated {rel}")
+        else:
+            print(f"out of date: {rel} (run: make nav)")
+    return 1 if changes and argv[1] == "check" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,92 @@
+"""Re-execute notebooks from a clean kernel, save their outputs, and record how long each took.
+
+    python tools/execute.py notebooks            # every lesson, in order
+    python tools/execute.py notebooks/01_*.ipynb # some
+
+Cells tagged ``gpu`` are left unexecuted on a machine without CUDA (nbval then skips them).
+Machine-specific notebook metadata is dropped so that a rerun changes nothing but outputs
+that are themselves machine-dependent (and marked so for nbval). Run times go to
+tools/run_times.json for the README's lesson table.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import torch
+from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from course import RUN_TIMES, dumps, lesson_paths  # noqa: E402
+
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+GPU_TAG = "gpu"
+
+
+def clear_outputs(nb: nbformat.NotebookNode) -> None:
+    """Start from nothing: no outputs, no execution counts, no stored widget state."""
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+
+
+def strip_metadata(nb: nbformat.NotebookNode) -> None:
+    """Keep only metadata that is the same on every machine (and the widget state readers need)."""
+    widgets = nb.metadata.get("widgets")
+    nb.metadata = nbformat.NotebookNode(kernelspec=KERNELSPEC, language_info={"name": "python"})
+    if widgets:
+        nb.metadata["widgets"] = widgets
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+
+
+def run_and_save(path: Path) -> float:
+    """Execute one notebook in its own folder from a fresh kernel, save it, return the seconds taken."""
+    nb = nbformat.read(path, as_version=4)
+    clear_outputs(nb)
+    client = NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+        store_widget_state=True,
+        # nbclient skips cells carrying this tag; with CUDA present nothing carries it.
+        skip_cells_with_tag=GPU_TAG if not torch.cuda.is_available() else "no-such-tag",
+    )
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    strip_metadata(nb)
+    path.write_text(dumps(nb), encoding="utf-8")
+    return seconds
+
+
+def main(argv: list[str]) -> int:
+    targets = [Path(a) for a in argv[1:]] or [Path("notebooks")]
+    paths = [p for t in targets for p in (lesson_paths(t) if t.is_dir() else [t])]
+    times = json.loads(RUN_TIMES.read_text()) if RUN_TIMES.exists() else {"seconds": {}}
+    for path in paths:
+        print(f"executing {path} ...", flush=True)
+        seconds = run_and_save(path)
+        times["seconds"][path.name] = round(seconds, 1)
+        print(f"  {seconds:.1f} s", flush=True)
+    times["measured_on"] = (
+        f"measured by `make execute` on {platform.machine()} with {torch.get_num_threads()} threads, "
+        f"torch {torch.__version__}, {datetime.date.today().isoformat()}; each includes starting the kernel"
+    )
+    times["seconds"] = dict(sorted(times["seconds"].items()))
+    RUN_TIMES.write_text(json.dumps(times, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
