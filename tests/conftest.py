@@ -7,9 +7,16 @@ are marked skipped here, so the suite passes on a CPU and runs them on a GPU run
 
 from __future__ import annotations
 
-import pytest
-import torch
-from hypothesis import settings
+import os
+import tempfile
+
+# Hypothesis caches data under .hypothesis/ in the working directory; keep it in a temp dir so
+# that running the tests writes nothing into the working tree. Set before any test runs.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "fp-course-hypothesis"))
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 # No example database: running the tests writes nothing into the working tree.
 settings.register_profile("course", database=None, deadline=None)
