@@ -5,6 +5,8 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
+# Jupyter refuses to run as root unless told; containers and CI machines often are root.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
 .PHONY: help lab test test-unit test-notebooks execute nav pins clean
 
@@ -21,7 +23,7 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 	touch $(STAMP)
 
 lab: $(STAMP)  ## set up .venv when missing, then open JupyterLab on notebooks/
-	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=.
+	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=. $(LAB_ARGS)
 
 test: $(STAMP)  ## set up .venv when missing, then run every test (unit tests and nbval)
 	$(PY) -m pytest -n $(JOBS) --dist loadscope
