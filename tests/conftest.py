@@ -12,7 +12,9 @@ import tempfile
 
 # Hypothesis caches data under .hypothesis/ in the working directory; keep it in a temp dir so
 # that running the tests writes nothing into the working tree. Set before any test runs.
-os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "fp-course-hypothesis"))
+os.environ.setdefault(
+    "HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "fp-course-hypothesis")
+)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

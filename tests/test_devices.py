@@ -38,9 +38,22 @@ def test_cuda_index_out_of_range():
 def test_environment_report_has_the_settings_that_decide_numbers():
     report = environment_report()
     names = {row[0] for row in report.rows}
-    for needed in ("torch", "CUDA available", "cuDNN", "intra-op threads", "inter-op threads", "MKL",
-                   "oneDNN (mkldnn)", "TF32 for CUDA matmul (allow_tf32)", "deterministic algorithms"):
+    for needed in (
+        "torch",
+        "CUDA available",
+        "cuDNN",
+        "intra-op threads",
+        "inter-op threads",
+        "MKL",
+        "oneDNN (mkldnn)",
+        "float32 matmul precision",
+        "deterministic algorithms",
+    ):
         assert needed in names
+    # TF32 is reported through exactly one of the two APIs, never both
+    new_api = any(n.startswith("fp32_precision") for n in names)
+    old_api = any("allow_tf32" in n for n in names)
+    assert new_api != old_api and new_api == hasattr(torch.backends, "fp32_precision")
     values = dict((row[0], row[1]) for row in report.rows)
     assert values["intra-op threads"] == torch.get_num_threads()
     assert values["CUDA available"] is torch.cuda.is_available()

@@ -8,7 +8,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import float_anatomy, round_mantissa, sum_exact, sum_kahan, sum_pairwise, sum_sequential, ulp, ulp_distance
+from helpers import (
+    float_anatomy,
+    round_mantissa,
+    sum_exact,
+    sum_kahan,
+    sum_pairwise,
+    sum_sequential,
+    ulp,
+    ulp_distance,
+)
 
 finite32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -16,8 +25,14 @@ DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 
 # --- float_anatomy -----------------------------------------------------------------------------
 
+
 def test_anatomy_of_one_point_zero_in_every_format():
-    expected = {torch.float16: (5, 10), torch.bfloat16: (8, 7), torch.float32: (8, 23), torch.float64: (11, 52)}
+    expected = {
+        torch.float16: (5, 10),
+        torch.bfloat16: (8, 7),
+        torch.float32: (8, 23),
+        torch.float64: (11, 52),
+    }
     for dtype, (e, m) in expected.items():
         a = float_anatomy(1.0, dtype)
         assert (a.sign, a.exponent, a.kind) == (0, 0, "normal")
@@ -68,6 +83,7 @@ def test_anatomy_rejects_integer_dtypes():
 
 
 # --- ulp and ulp_distance ----------------------------------------------------------------------
+
 
 def test_ulp_of_one_is_eps_in_every_format():
     for dtype in DTYPES:
@@ -123,6 +139,7 @@ def test_ulp_distance_rejects_bad_input():
 
 # --- round_mantissa ----------------------------------------------------------------------------
 
+
 @given(st.lists(finite32, min_size=1, max_size=20))
 def test_round_mantissa_to_7_bits_is_bfloat16(values):
     x = torch.tensor(values, dtype=torch.float32)
@@ -163,6 +180,7 @@ def test_round_mantissa_keeps_shape_and_rejects_bad_input():
 
 
 # --- summation orders --------------------------------------------------------------------------
+
 
 def test_sum_sequential_is_left_to_right():
     x = torch.tensor([2.0**24, 1.0, 1.0])  # 2^24 + 1 rounds back to 2^24, twice

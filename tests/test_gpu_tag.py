@@ -31,14 +31,34 @@ def test_needs_gpu_reads_cell_and_notebook_tags():
 def test_nbval_skips_or_runs_a_gpu_cell(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell("import torch"), nbformat.v4.new_code_cell("assert torch.cuda.is_available()")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("import torch"),
+        nbformat.v4.new_code_cell("assert torch.cuda.is_available()"),
+    ]
     nb.cells[1].metadata["tags"] = ["gpu"]
     path = tmp_path / "00_probe.ipynb"
     nbformat.write(nb, path)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.conftest", "--nbval-lax",
-         "--nbval-current-env", "-o", "addopts=", "--rootdir", str(tmp_path), str(path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.conftest",
+            "--nbval-lax",
+            "--nbval-current-env",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(tmp_path),
+            str(path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     summary = result.stdout.strip().splitlines()[-1]
     if torch.cuda.is_available():

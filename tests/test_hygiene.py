@@ -58,7 +58,9 @@ def test_name_and_structure(path):
     assert NAME.match(path.name), f"{path.name}: name should be NN_snake_case.ipynb"
     nb = load(path)
     first = nb["cells"][0]
-    assert first["cell_type"] == "markdown" and source(first).startswith("# "), "first cell must be a '# ' title"
+    assert first["cell_type"] == "markdown" and source(first).startswith("# "), (
+        "first cell must be a '# ' title"
+    )
     course.describe(path)  # title, summary and hardware lines are readable
     if path.name != course.INDEX:
         text = "\n".join(source(c).lower() for c in nb["cells"] if c["cell_type"] == "markdown")
@@ -87,14 +89,17 @@ def test_no_stderr_and_no_unexpected_errors(path):
         kinds = [(o["output_type"], o.get("name")) for o in cell.get("outputs", [])]
         assert ("stream", "stderr") not in kinds, f"code cell {i} wrote to stderr (a warning is a defect)"
         has_error = any(kind == "error" for kind, _ in kinds)
-        assert has_error == raises, (f"code cell {i}: " + ("marked to raise but no stored error" if raises
-                                                           else "stored error without NBVAL_RAISES_EXCEPTION"))
+        assert has_error == raises, f"code cell {i}: " + (
+            "marked to raise but no stored error" if raises else "stored error without NBVAL_RAISES_EXCEPTION"
+        )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_no_machine_specific_metadata(path):
     nb = load(path)
-    assert set(nb["metadata"]) <= ALLOWED_METADATA, f"unexpected metadata keys {set(nb['metadata']) - ALLOWED_METADATA}"
+    assert set(nb["metadata"]) <= ALLOWED_METADATA, (
+        f"unexpected metadata keys {set(nb['metadata']) - ALLOWED_METADATA}"
+    )
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     assert nb["metadata"].get("language_info", {}) == {"name": "python"}
     for cell in nb["cells"]:
@@ -105,8 +110,12 @@ def test_no_machine_specific_metadata(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_navigation_present(path):
     cells = load(path)["cells"]
-    navs = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and source(c).startswith(course.NAV)]
-    assert len(navs) == 2 and navs[0] == 1 and navs[1] == len(cells) - 1, "nav cells belong under the title and at the end"
+    navs = [
+        i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and source(c).startswith(course.NAV)
+    ]
+    assert len(navs) == 2 and navs[0] == 1 and navs[1] == len(cells) - 1, (
+        "nav cells belong under the title and at the end"
+    )
 
 
 def test_generated_parts_are_in_sync():
@@ -136,7 +145,8 @@ def gpu_leaks(cells: list[dict]) -> list[str]:
     gpu_only: set[str] = set()
     leaks = []
     for i, cell in enumerate(c for c in cells if c["cell_type"] == "code"):
-        text = "\n".join(l for l in source(cell).splitlines() if not l.lstrip().startswith(("%", "!")))
+        lines = source(cell).splitlines()
+        text = "\n".join(x for x in lines if not x.lstrip().startswith(("%", "!")))  # drop magics
         tree = ast.parse(text)
         if is_gpu(cell):
             gpu_only |= _assigned(tree) - everywhere

@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import time
 
 
 def _run(code: str) -> str:
@@ -10,7 +9,8 @@ def _run(code: str) -> str:
 
 
 def test_import_helpers_does_not_load_plotting_or_widgets():
-    out = _run("import sys, helpers; print(sorted(m for m in ('matplotlib', 'ipywidgets', 'IPython') if m in sys.modules))")
+    lazy = ("matplotlib", "ipywidgets", "IPython")
+    out = _run(f"import sys, helpers; print(sorted(m for m in {lazy!r} if m in sys.modules))")
     assert out.strip() == "[]"
 
 
@@ -19,5 +19,3 @@ def test_import_helpers_adds_little_to_import_torch():
     code = "import time, torch; t = time.perf_counter(); import helpers; print(time.perf_counter() - t)"
     best = min(float(_run(code)) for _ in range(2))
     assert best < 0.3, f"import helpers took {best:.3f} s after torch"
-
-

@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from helpers.plots import plot_error_growth, plot_sum_spread, plot_ulp  # noqa: E402
 from helpers import float_anatomy  # noqa: E402
+from helpers.plots import plot_error_growth, plot_sum_spread, plot_ulp  # noqa: E402
 from helpers.widgets import float_explorer  # noqa: E402
 
 

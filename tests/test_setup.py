@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
@@ -44,7 +44,9 @@ def test_every_declared_dependency_is_pinned_within_its_range():
     for req in declared:
         assert name(req) in pinned, f"{req.name} is declared but not pinned"
         assert req.specifier.contains(pinned[name(req)]), f"{req.name}=={pinned[name(req)]} violates {req}"
-        assert str(req.specifier).startswith(">="), f"{req}: declare an honest lower bound, not a pin or a cap"
+        assert str(req.specifier).startswith(">="), (
+            f"{req}: declare an honest lower bound, not a pin or a cap"
+        )
 
 
 def test_python_versions_agree():
@@ -65,13 +67,17 @@ def test_environment_yml_installs_the_same_pins_and_the_package():
     assert {name(r) for r in listed} >= {"torch", "numpy", "matplotlib", "ipywidgets", "jupyterlab", "nbval"}
     for req in listed:
         (spec,) = req.specifier
-        assert spec.version == pinned[name(req)], f"environment.yml says {req}, constraints say {pinned[name(req)]}"
+        assert spec.version == pinned[name(req)], (
+            f"environment.yml says {req}, constraints say {pinned[name(req)]}"
+        )
 
 
 def test_readme_states_the_tested_versions():
     pinned = pins()
     for package in ("torch", "numpy", "matplotlib", "ipywidgets", "jupyterlab", "nbval"):
-        assert f"{package}=={pinned[package]}" in README, f"README does not state {package}=={pinned[package]}"
+        assert f"{package}=={pinned[package]}" in README, (
+            f"README does not state {package}=={pinned[package]}"
+        )
 
 
 def test_readme_documents_every_make_target():

@@ -63,7 +63,9 @@ def describe(path: Path) -> Lesson:
     """Read a lesson's title, summary and hardware line from its first cell."""
     nb = read(path)
     first = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
-    found = {key: rx.search(first) for key, rx in (("title", TITLE), ("summary", SUMMARY), ("hardware", HARDWARE))}
+    found = {
+        key: rx.search(first) for key, rx in (("title", TITLE), ("summary", SUMMARY), ("hardware", HARDWARE))
+    }
     missing = [key for key, m in found.items() if m is None]
     if missing:
         raise ValueError(f"{path.name}: the first cell lacks its {', '.join(missing)} line(s)")
@@ -85,7 +87,7 @@ def nav_source(lessons: list[Lesson], i: int) -> str:
 
 
 def map_source(lessons: list[Lesson]) -> str:
-    rows = [f"| {l.number} | [{l.title}]({l.name}) | {l.summary} | {l.hardware} |" for l in lessons]
+    rows = [f"| {x.number} | [{x.title}]({x.name}) | {x.summary} | {x.hardware} |" for x in lessons]
     head = "| # | Lesson | What it teaches | Hardware |\n|---|---|---|---|"
     return MAP + "\n" + head + "\n" + "\n".join(rows)
 
@@ -99,10 +101,13 @@ def load_run_times() -> dict:
 def readme_table(lessons: list[Lesson], run_times: dict) -> str:
     seconds = run_times.get("seconds", {})
     rows = []
-    for l in lessons:
-        t = seconds.get(l.name)
+    for lesson in lessons:
+        t = seconds.get(lesson.name)
         shown = f"{t:.0f} s" if isinstance(t, (int, float)) else "not measured"
-        rows.append(f"| {l.number} | [{l.title}](notebooks/{l.name}) | {l.summary} | {l.hardware} | {shown} |")
+        rows.append(
+            f"| {lesson.number} | [{lesson.title}](notebooks/{lesson.name}) | {lesson.summary} "
+            f"| {lesson.hardware} | {shown} |"
+        )
     head = "| # | Lesson | What it teaches | Hardware | Run time here |\n|---|---|---|---|---|"
     note = f"\nRun times: {run_times.get('measured_on', 'not measured yet')}."
     return "\n".join([TABLE_START, head, *rows, note, TABLE_END])
@@ -151,7 +156,7 @@ def pending() -> dict[Path, str]:
     lessons = [describe(p) for p in lesson_paths()]
     if not lessons or lessons[0].name != INDEX:
         raise ValueError(f"the collection must start with {INDEX}")
-    new = {l.path: updated_notebook(lessons, i) for i, l in enumerate(lessons)}
+    new = {lesson.path: updated_notebook(lessons, i) for i, lesson in enumerate(lessons)}
     new[README] = updated_readme(lessons)
     return {path: text for path, text in new.items() if path.read_text(encoding="utf-8") != text}
 

@@ -28,8 +28,9 @@ def main() -> int:
         venv.create(scratch, with_pip=True)
         python = str(Path(scratch) / "bin" / "python")
         subprocess.run([python, "-m", "pip", "install", "--quiet", TORCH, f"{ROOT}[test]"], check=True)
-        frozen = subprocess.run([python, "-m", "pip", "freeze", "--exclude-editable"], check=True,
-                                capture_output=True, text=True).stdout.splitlines()
+        frozen = subprocess.run(
+            [python, "-m", "pip", "freeze", "--exclude-editable"], check=True, capture_output=True, text=True
+        ).stdout.splitlines()
     lines = []
     for line in frozen:
         name = line.split("==")[0].lower()

@@ -88,7 +88,9 @@ def compare(actual: torch.Tensor, expected: torch.Tensor) -> Comparison:
     actual, expected = _check_tensor(actual, "actual"), _check_tensor(expected, "expected")
     for name, t in (("actual", actual), ("expected", expected)):
         if t.dtype not in FORMATS:
-            raise TypeError(f"{name} has dtype {t.dtype}; compare works on float16, bfloat16, float32, float64")
+            raise TypeError(
+                f"{name} has dtype {t.dtype}; compare works on float16, bfloat16, float32, float64"
+            )
     if actual.shape != expected.shape:
         raise ValueError(f"shape mismatch: actual {tuple(actual.shape)} vs expected {tuple(expected.shape)}")
     if actual.numel() == 0:

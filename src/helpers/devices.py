@@ -50,25 +50,31 @@ def best_device(prefer: str | torch.device | None = None) -> torch.device:
     if device.type not in ("cpu", "cuda", "mps"):
         raise ValueError(f"device type {device.type!r} is not one this course supports (cpu, cuda, mps)")
     if device.type not in available_devices():
-        raise ValueError(f"{device.type!r} was requested but is not available on this machine; "
-                         f"available: {', '.join(available_devices())}")
+        raise ValueError(
+            f"{device.type!r} was requested but is not available on this machine; "
+            f"available: {', '.join(available_devices())}"
+        )
     if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
-        raise ValueError(f"{device} was requested but this machine has {torch.cuda.device_count()} CUDA device(s)")
+        raise ValueError(
+            f"{device} was requested but this machine has {torch.cuda.device_count()} CUDA device(s)"
+        )
     return device
 
 
 def _precision_settings() -> list[tuple[str, object]]:
-    rows: list[tuple[str, object]] = [
-        ("float32 matmul precision", torch.get_float32_matmul_precision()),
-        ("TF32 for CUDA matmul (allow_tf32)", torch.backends.cuda.matmul.allow_tf32),
-        ("TF32 for cuDNN conv (allow_tf32)", torch.backends.cudnn.allow_tf32),
-    ]
-    # torch 2.9 added per-backend fp32_precision settings; report them only where they exist.
+    """TF32 settings, read through one API only: mixing the legacy ``allow_tf32`` flags with the
+    ``fp32_precision`` settings (torch 2.9+) can raise or warn, so newer torch reports the new ones."""
+    rows: list[tuple[str, object]] = [("float32 matmul precision", torch.get_float32_matmul_precision())]
     if hasattr(torch.backends, "fp32_precision"):
         rows += [
             ("fp32_precision (global)", torch.backends.fp32_precision),
             ("fp32_precision (CUDA matmul)", torch.backends.cuda.matmul.fp32_precision),
             ("fp32_precision (cuDNN conv)", torch.backends.cudnn.conv.fp32_precision),
+        ]
+    else:
+        rows += [
+            ("TF32 for CUDA matmul (allow_tf32)", torch.backends.cuda.matmul.allow_tf32),
+            ("TF32 for cuDNN conv (allow_tf32)", torch.backends.cudnn.allow_tf32),
         ]
     return rows
 
@@ -91,7 +97,9 @@ def environment_report() -> Table:
     if torch.cuda.is_available():
         for i in range(torch.cuda.device_count()):
             major, minor = torch.cuda.get_device_capability(i)
-            rows.append((f"cuda:{i}", f"{torch.cuda.get_device_name(i)} (compute capability {major}.{minor})"))
+            rows.append(
+                (f"cuda:{i}", f"{torch.cuda.get_device_name(i)} (compute capability {major}.{minor})")
+            )
     rows += [
         ("MPS available", _mps_available()),
         ("intra-op threads", torch.get_num_threads()),

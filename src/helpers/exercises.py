@@ -45,9 +45,11 @@ def _ex_01_1(answer: object) -> tuple[bool, str]:
         return False, "answer with a positive Python int."
     n = _f32(float(answer))
     if bool(n + 1 != n):
-        return False, (f"float32 still tells {answer} + 1 from {answer}: the gap between neighbouring "
-                       f"floats there is {float(torch.nextafter(n, _f32(float('inf'))) - n):g}. Look for the "
-                       "first integer where that gap reaches 2 (think of the 24-bit significand).")
+        return False, (
+            f"float32 still tells {answer} + 1 from {answer}: the gap between neighbouring "
+            f"floats there is {float(torch.nextafter(n, _f32(float('inf'))) - n):g}. Look for the "
+            "first integer where that gap reaches 2 (think of the 24-bit significand)."
+        )
     if answer > 2**24:
         return False, f"{answer} + 1 == {answer} in float32 indeed, but a smaller integer already does it."
     return True, "2**24 = 16777216: from there on the gap between float32 neighbours is 2."
@@ -63,8 +65,10 @@ def _ex_01_2(answer: object) -> tuple[bool, str]:
     if bool(torch.isnan(left)) or bool(torch.isnan(right)):
         return False, "one grouping gives NaN (inf - inf); pick values that stay finite."
     if bool(left == right):
-        return False, (f"both groupings give {float(left)!r}. Try one large value and two small ones whose "
-                       "sum survives only when they are added to each other first.")
+        return False, (
+            f"both groupings give {float(left)!r}. Try one large value and two small ones whose "
+            "sum survives only when they are added to each other first."
+        )
     return True, f"(a+b)+c = {float(left)!r} but a+(b+c) = {float(right)!r} in float32."
 
 
@@ -74,8 +78,10 @@ def _ex_01_3(answer: object) -> tuple[bool, str]:
     expected = 2.0**-14
     if float(answer) == expected:
         return True, "1000 lies in [512, 1024) = [2^9, 2^10), so its ULP is 2^(9-23) = 2^-14."
-    return False, ("the ULP of a float32 in [2^e, 2^(e+1)) is 2^(e-23), a power of two; "
-                   "find e for 1000, or check with helpers.ulp(torch.tensor(1000.0)).")
+    return False, (
+        "the ULP of a float32 in [2^e, 2^(e+1)) is 2^(e-23), a power of two; "
+        "find e for 1000, or check with helpers.ulp(torch.tensor(1000.0))."
+    )
 
 
 def _ex_01_4(answer: object) -> tuple[bool, str]:
@@ -84,8 +90,10 @@ def _ex_01_4(answer: object) -> tuple[bool, str]:
         return False, f"answer with one of {', '.join(repr(c) for c in choices)}."
     if answer.strip().lower() == "kahan":
         return True, "Kahan's bound, (2u + O(n u^2)) * sum|x_i|, does not grow with n to first order."
-    return False, ("that bound grows with n (n - 1 for sequential, log2 n for pairwise); "
-                   "which method carries the lost low-order bits along?")
+    return False, (
+        "that bound grows with n (n - 1 for sequential, log2 n for pairwise); "
+        "which method carries the lost low-order bits along?"
+    )
 
 
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {

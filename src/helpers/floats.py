@@ -88,7 +88,11 @@ class FloatAnatomy:
             ["field", "bits", "meaning"],
             [
                 ("sign", str(self.sign), "-" if self.sign else "+"),
-                ("exponent", self.exponent_bits, f"{self.kind}, 2^{self.exponent}" if self.exponent is not None else self.kind),
+                (
+                    "exponent",
+                    self.exponent_bits,
+                    f"{self.kind}, 2^{self.exponent}" if self.exponent is not None else self.kind,
+                ),
                 ("mantissa", self.mantissa_bits, f"{len(self.mantissa_bits)} stored bits"),
                 ("stored value", "", repr(self.stored)),
                 ("rounding error", "", f"{self.rounding_error:.3e}"),

@@ -6,15 +6,22 @@ Each function draws on a new figure and returns ``(fig, ax)``; the notebook call
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:  # matplotlib is imported lazily; these names are for type checkers only
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 from helpers.floats import _check_float_dtype, ulp
 
 __all__ = ["plot_error_growth", "plot_sum_spread", "plot_ulp"]
 
 
-def plot_ulp(dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float = 1e8, points: int = 2000):
+def plot_ulp(
+    dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float = 1e8, points: int = 2000
+) -> tuple[Figure, Axes]:
     """Draw the ULP (gap between neighbouring floats) against magnitude on log-log axes.
 
     Introduced in lesson 01.
@@ -24,8 +31,12 @@ def plot_ulp(dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float 
     _check_float_dtype(dtype)
     if not 0 < low < high:
         raise ValueError(f"need 0 < low < high, got low={low}, high={high}")
-    x = torch.logspace(torch.log10(torch.tensor(low)).item(), torch.log10(torch.tensor(high)).item(),
-                       points, dtype=torch.float64).to(dtype)
+    x = torch.logspace(
+        torch.log10(torch.tensor(low)).item(),
+        torch.log10(torch.tensor(high)).item(),
+        points,
+        dtype=torch.float64,
+    ).to(dtype)
     eps = torch.finfo(dtype).eps
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     ax.loglog(x.double(), ulp(x).double(), drawstyle="steps-post", label=f"ulp(x), {str(dtype)[6:]}")
@@ -38,7 +49,9 @@ def plot_ulp(dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float 
     return fig, ax
 
 
-def plot_sum_spread(sums: torch.Tensor, exact: float, unit: float, title: str = "", unit_name: str = ""):
+def plot_sum_spread(
+    sums: torch.Tensor, exact: float, unit: float, title: str = "", unit_name: str = ""
+) -> tuple[Figure, Axes]:
     """Histogram of many sums of the same numbers, as distances from the exact sum in units of ``unit``.
 
     ``unit_name`` labels the unit on the x axis (for example "ULPs of the sum").
@@ -62,8 +75,12 @@ def plot_sum_spread(sums: torch.Tensor, exact: float, unit: float, title: str = 
     return fig, ax
 
 
-def plot_error_growth(ns: Sequence[int], errors: Mapping[str, Sequence[float]],
-                      bounds: Mapping[str, Sequence[float]] | None = None, ylabel: str = "relative error"):
+def plot_error_growth(
+    ns: Sequence[int],
+    errors: Mapping[str, Sequence[float]],
+    bounds: Mapping[str, Sequence[float]] | None = None,
+    ylabel: str = "relative error",
+) -> tuple[Figure, Axes]:
     """Measured errors (solid, markers) and their bounds (dashed) against n, on log-log axes.
 
     Introduced in lesson 01.

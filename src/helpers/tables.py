@@ -54,7 +54,7 @@ class Table:
     def __str__(self) -> str:
         cells = self.cells()
         widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(self.headers)]
-        line = lambda parts: "  ".join(p.ljust(w) for p, w in zip(parts, widths)).rstrip()
+        line = lambda parts: "  ".join(p.ljust(w) for p, w in zip(parts, widths, strict=True)).rstrip()
         out = [self.title] if self.title else []
         out += [line(self.headers), line(["-" * w for w in widths])]
         out += [line(r) for r in cells]

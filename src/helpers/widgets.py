@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
+
+if TYPE_CHECKING:  # ipywidgets is imported lazily
+    import ipywidgets
 
 from helpers.floats import FORMATS, float_anatomy
 
 __all__ = ["float_explorer"]
 
 
-def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32):
+def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32) -> ipywidgets.VBox:
     """A number box and a dtype menu that show how the number is stored (sign, exponent, mantissa).
 
     Returns an ipywidgets ``VBox``; display it as a cell's last line. The bits are drawn in an
@@ -21,8 +26,9 @@ def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32):
     if dtype not in FORMATS:
         raise TypeError(f"dtype {dtype} is not one of {', '.join(str(d) for d in FORMATS)}")
     number = widgets.FloatText(value=value, description="value")
-    menu = widgets.Dropdown(options=[(str(d).replace("torch.", ""), d) for d in FORMATS], value=dtype,
-                            description="dtype")
+    menu = widgets.Dropdown(
+        options=[(str(d).replace("torch.", ""), d) for d in FORMATS], value=dtype, description="dtype"
+    )
     view = widgets.HTML()
 
     class FloatExplorer(widgets.VBox):
