@@ -16,6 +16,7 @@ import json
 import platform
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -48,6 +49,21 @@ def strip_metadata(nb: nbformat.NotebookNode) -> None:
         cell.metadata.pop("execution", None)
 
 
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def stable_widget_ids(text: str, nb: nbformat.NotebookNode, name: str) -> str:
+    """Replace the random widget model ids by ids derived from the notebook's name and creation order.
+
+    The kernel creates widgets in the same order on every run, so a rerun then stores the same ids
+    and leaves the file unchanged.
+    """
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for i, old in enumerate(list(state)):
+        text = text.replace(old, uuid.uuid5(uuid.NAMESPACE_URL, f"{name}#widget{i}").hex)
+    return text
+
+
 def run_and_save(path: Path) -> float:
     """Execute one notebook in its own folder from a fresh kernel, save it, return the seconds taken."""
     nb = nbformat.read(path, as_version=4)
@@ -66,7 +82,7 @@ def run_and_save(path: Path) -> float:
     client.execute()
     seconds = time.perf_counter() - start
     strip_metadata(nb)
-    path.write_text(dumps(nb), encoding="utf-8")
+    path.write_text(stable_widget_ids(dumps(nb), nb, path.name), encoding="utf-8")
     return seconds
 
 

@@ -1,0 +1,97 @@
+"""The generators in tools/: lesson descriptions, navigation, tables, and output refresh helpers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import course  # noqa: E402
+import execute  # noqa: E402
+
+
+def notebook(first_cell: str, *code: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(first_cell)] + [nbformat.v4.new_code_cell(c) for c in code]
+    return nb
+
+
+FIRST = "# 07 · A lesson\n\n*What it teaches.*\n\nWhy.\n\n**Hardware:** CPU only."
+
+
+def test_describe_reads_title_summary_and_hardware(tmp_path):
+    path = tmp_path / "07_a_lesson.ipynb"
+    nbformat.write(notebook(FIRST), path)
+    lesson = course.describe(path)
+    assert (lesson.number, lesson.title, lesson.summary, lesson.hardware) == (
+        "07",
+        "A lesson",
+        "What it teaches.",
+        "CPU only.",
+    )
+
+
+@pytest.mark.parametrize(
+    "first, message",
+    [
+        (FIRST.replace("**Hardware:** CPU only.", ""), "hardware"),
+        (FIRST.replace("*What it teaches.*", ""), "summary"),
+        (FIRST.replace("# 07 · A lesson", "# A lesson"), "title"),
+        (FIRST.replace("# 07", "# 08"), "says lesson 08"),
+    ],
+)
+def test_describe_names_what_is_missing(tmp_path, first, message):
+    path = tmp_path / "07_a_lesson.ipynb"
+    nbformat.write(notebook(first), path)
+    with pytest.raises(ValueError, match=message):
+        course.describe(path)
+
+
+def lessons():
+    return [course.Lesson(Path(f"{n}_x.ipynb"), n, f"T{n}", "s", "CPU only.") for n in ("00", "01", "02")]
+
+
+def test_navigation_links_neighbours_and_index():
+    first, middle, last = (course.nav_source(lessons(), i) for i in range(3))
+    assert first == course.NAV + "\n[Index](00_start_here.ipynb) | [01 · T01 →](01_x.ipynb)"
+    assert (
+        middle
+        == course.NAV + "\n[← 00 · T00](00_x.ipynb) | [Index](00_start_here.ipynb) | [02 · T02 →](02_x.ipynb)"
+    )
+    assert last.endswith("[Index](00_start_here.ipynb)")
+
+
+def test_readme_table_shows_measured_times_or_says_not_measured():
+    table = course.readme_table(lessons(), {"measured_on": "here", "seconds": {"01_x.ipynb": 4.46}})
+    rows = table.splitlines()
+    assert rows[0] == course.TABLE_START and rows[-1] == course.TABLE_END
+    assert "| 4 s |" in rows[4] and "| not measured |" in rows[3]
+    assert "Run times: here." in table
+
+
+def test_clear_and_strip_leave_nothing_machine_specific():
+    nb = notebook(FIRST, "1 + 1")
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", text="x")]
+    nb.cells[1].execution_count = 3
+    nb.cells[1].metadata["execution"] = {"iopub.status.busy": "2026-01-01"}
+    nb.metadata.update(colab={"x": 1}, language_info={"name": "python", "version": "3.11.7"})
+    execute.clear_outputs(nb)
+    execute.strip_metadata(nb)
+    assert nb.cells[1].outputs == [] and nb.cells[1].execution_count is None
+    assert "execution" not in nb.cells[1].metadata
+    assert dict(nb.metadata) == {"kernelspec": execute.KERNELSPEC, "language_info": {"name": "python"}}
+
+
+def test_widget_ids_become_stable():
+    nb = notebook(FIRST)
+    ids = ["a" * 32, "b" * 32]
+    nb.metadata["widgets"] = {execute.WIDGET_STATE: {"state": {i: {} for i in ids}}}
+    text = course.dumps(nb) + f'"IPY_MODEL_{ids[1]}"'
+    once = execute.stable_widget_ids(text, nb, "07_a_lesson.ipynb")
+    assert ids[0] not in once and ids[1] not in once
+    assert once == execute.stable_widget_ids(text, nb, "07_a_lesson.ipynb")
+    assert once != execute.stable_widget_ids(text, nb, "08_other.ipynb")
