@@ -8,7 +8,7 @@ JOBS   ?= 2
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-.PHONY: help lab test test-unit test-notebooks execute nav pins clean
+.PHONY: help lab test test-unit test-notebooks test-gpu gpu-wheels record-gpu execute nav pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
@@ -33,6 +33,18 @@ test-unit: $(STAMP)  ## only the helper and repository tests
 
 test-notebooks: $(STAMP)  ## only nbval over the notebooks
 	$(PY) -m pytest -n $(JOBS) --dist loadscope -p tests.conftest notebooks
+
+# The GPU side runs on the GPU machine's own Python (with its CUDA build of torch), not .venv.
+GPU_PYTHON ?= python3
+
+test-gpu:  ## on a CUDA machine: every test with the GPU cells live (offline from wheelhouse/ if present)
+	$(GPU_PYTHON) tools/gpu.py test
+
+gpu-wheels:  ## on a networked machine: download what test-gpu needs for an offline GPU machine
+	$(PYTHON) tools/gpu.py gather --python-version $(or $(GPU_PYTHON_VERSION),3.12)
+
+record-gpu:  ## on a CUDA machine: measure and write the recorded GPU reference data
+	PYTHONPATH=src $(GPU_PYTHON) tools/record_gpu.py
 
 nav: $(STAMP)  ## regenerate navigation, the lesson map and the README table
 	$(PY) tools/course.py write

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,28 +39,19 @@ def test_nbval_skips_or_runs_a_gpu_cell(tmp_path):
     nb.cells[1].metadata["tags"] = ["gpu"]
     path = tmp_path / "00_probe.ipynb"
     nbformat.write(nb, path)
+    # Autoloading off and nbval named explicitly: the same on a CPU venv and a GPU image.
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    args = ["-p", "no:cacheprovider", "-p", "nbval.plugin", "-p", "tests.conftest", "--nbval-lax"]
+    args += ["--nbval-current-env", "-o", "addopts=", "--rootdir", str(tmp_path), str(path)]
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "tests.conftest",
-            "--nbval-lax",
-            "--nbval-current-env",
-            "-o",
-            "addopts=",
-            "--rootdir",
-            str(tmp_path),
-            str(path),
-        ],
+        [sys.executable, "-m", "pytest", *args],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+    assert result.stdout.strip(), result.stderr
     summary = result.stdout.strip().splitlines()[-1]
     if torch.cuda.is_available():
         assert "2 passed" in summary, result.stdout

@@ -1,0 +1,611 @@
+"""Measure and write the GPU reference data that lessons show where no GPU is present.
+
+    python tools/record_gpu.py                   # on a CUDA machine (make record-gpu)
+    python tools/record_gpu.py --dry-run --out D # anywhere: the same code paths on the CPU, tiny sizes
+
+Writes reference.json (every value with its unit, and the provenance: command, date, GPU, driver,
+CUDA, cuDNN, torch) and a tiny checkpoint saved from GPU tensors, then validates the result with
+the loader the lessons use. A dry run writes data marked dry_run, which the loader refuses to
+show as GPU data; it exists so that the first real run does not fail on contact.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Deterministic cuBLAS needs this before the first cuBLAS handle exists (older torch checks it).
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import datetime  # noqa: E402
+import hashlib  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+from helpers.compare import compare  # noqa: E402
+from helpers.reference import FILENAME, SCHEMA, load_gpu_reference, reference_dir  # noqa: E402
+
+CHECKPOINT = "linear_4x2_saved_on_gpu.pt"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Problem sizes: full on a GPU, tiny in a dry run (which only proves the code paths)."""
+
+    runs: int
+    atomics_n: int
+    conv_batch: int
+    children: int
+    matmul_k: tuple[int, ...]
+    matmul_n: tuple[int, ...]
+    elementwise_log2: tuple[int, ...]
+    transfer_bytes: tuple[int, ...]
+    reps: int
+
+    @staticmethod
+    def for_run(dry: bool) -> Sizes:
+        if dry:
+            return Sizes(3, 10_000, 2, 2, (64, 256), (16, 32, 64), (10, 12, 14), (2**16, 2**20), 3)
+        return Sizes(
+            runs=50,
+            atomics_n=1_000_000,
+            conv_batch=32,
+            children=4,
+            matmul_k=(256, 1024, 4096, 16384),
+            matmul_n=tuple(2**k for k in range(4, 14)),
+            elementwise_log2=tuple(range(10, 29, 2)),
+            transfer_bytes=(2**20, 2**24, 2**28),
+            reps=20,
+        )
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def median_ms(fn, device: torch.device, reps: int, warmup: int = 3) -> dict:
+    """Median, min and max of ``reps`` timed calls in milliseconds (CUDA events on a GPU)."""
+    for _ in range(warmup):
+        fn()
+    sync(device)
+    times = []
+    for _ in range(reps):
+        if device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        else:
+            t = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t) * 1e3)
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times), "reps": reps}
+
+
+@contextlib.contextmanager
+def deterministic(enabled: bool):
+    """Deterministic mode on or off (use_deterministic_algorithms and cuDNN), restored afterwards."""
+    before = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.backends.cudnn.deterministic,
+        torch.backends.cudnn.benchmark,
+    )
+    torch.use_deterministic_algorithms(enabled)
+    torch.backends.cudnn.deterministic = enabled
+    torch.backends.cudnn.benchmark = False
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = before[2], before[3]
+
+
+def _new_tf32_api() -> bool:
+    return hasattr(torch.backends, "fp32_precision")
+
+
+@contextlib.contextmanager
+def tf32(matmul: bool | None = None, conv: bool | None = None):
+    """Switch TF32 for matmul and/or cuDNN convolutions through one API only, restored afterwards."""
+    if _new_tf32_api():
+        targets = [(torch.backends.cuda.matmul, matmul), (torch.backends.cudnn.conv, conv)]
+        before = [t.fp32_precision for t, _ in targets]
+        for target, on in targets:
+            if on is not None:
+                target.fp32_precision = "tf32" if on else "ieee"
+        try:
+            yield
+        finally:
+            for (target, _), value in zip(targets, before, strict=True):
+                target.fp32_precision = value
+    else:
+        before = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+        if matmul is not None:
+            torch.backends.cuda.matmul.allow_tf32 = matmul
+        if conv is not None:
+            torch.backends.cudnn.allow_tf32 = conv
+        try:
+            yield
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def digest(t: torch.Tensor) -> str:
+    return hashlib.sha256(t.detach().cpu().contiguous().numpy().tobytes()).hexdigest()[:16]
+
+
+def spread(fn, runs: int) -> dict:
+    """How many bitwise-distinct results ``runs`` calls of ``fn`` give, and how far apart they lie."""
+    outs = [fn().detach().cpu() for _ in range(runs)]
+    stacked = torch.stack(outs).double()
+    return {
+        "runs": runs,
+        "distinct": len({digest(o) for o in outs}),
+        "max_abs_spread": float((stacked.max(0).values - stacked.min(0).values).max()),
+    }
+
+
+def spread_both_modes(fn, runs: int) -> dict:
+    result = {}
+    for label, enabled in (("default", False), ("deterministic", True)):
+        with deterministic(enabled):
+            try:
+                result[label] = spread(fn, runs)
+            except RuntimeError as exc:  # no deterministic implementation: record the message
+                result[label] = {"error": str(exc).splitlines()[0]}
+    return result
+
+
+def entry(description: str, unit: str, value, **settings) -> dict:
+    out = {"description": description, "unit": unit, "value": value}
+    if settings:
+        out["settings"] = settings
+    return out
+
+
+def seeded(*shape, seed: int = 0, device: torch.device) -> torch.Tensor:
+    """Random normal data drawn on the CPU (the same on every machine), then moved."""
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(device)
+
+
+# --- the measurements ---------------------------------------------------------------------------
+
+
+def rng_after_seed(device, sizes) -> dict:
+    torch.manual_seed(10)
+    cpu = torch.randn(5).tolist()
+    torch.manual_seed(10)
+    dev = torch.randn(5, device=device).cpu().tolist()
+    return entry(
+        "torch.randn(5) right after torch.manual_seed(10), on the CPU and on the device",
+        "samples of N(0, 1), float32",
+        {"seed": 10, "cpu": cpu, "device": dev},
+    )
+
+
+def _atomics(device, sizes, op: str) -> dict:
+    n, bins = sizes.atomics_n, 100
+    src = seeded(n, device=device)
+    idx = torch.randint(0, bins, (n,), generator=torch.Generator().manual_seed(1)).to(device)
+    if op == "index_add_":
+        fn = lambda: torch.zeros(bins, device=device).index_add_(0, idx, src)  # noqa: E731
+    else:
+        fn = lambda: torch.zeros(bins, device=device).scatter_add_(0, idx, src)  # noqa: E731
+    return entry(
+        f"torch.zeros({bins}).{op}(0, idx, src) with {n} float32 values, repeated; bitwise-distinct "
+        "results, default vs torch.use_deterministic_algorithms(True)",
+        "count of distinct results; spread in absolute value",
+        spread_both_modes(fn, sizes.runs),
+        n=n,
+        bins=bins,
+    )
+
+
+def index_add_spread(device, sizes) -> dict:
+    return _atomics(device, sizes, "index_add_")
+
+
+def scatter_add_spread(device, sizes) -> dict:
+    return _atomics(device, sizes, "scatter_add_")
+
+
+def conv_backward_spread(device, sizes) -> dict:
+    x = seeded(sizes.conv_batch, 16, 32, 32, device=device)
+    w0 = seeded(32, 16, 3, 3, seed=1, device=device)
+
+    def weight_grad():
+        w = w0.clone().requires_grad_(True)
+        torch.nn.functional.conv2d(x, w, padding=1).square().sum().backward()
+        return w.grad
+
+    return entry(
+        "gradient of a 3x3 conv2d's weight (batch x 16 x 32 x 32 input), repeated; default vs "
+        "deterministic mode (cudnn.deterministic and use_deterministic_algorithms)",
+        "count of distinct results; spread in absolute value",
+        spread_both_modes(weight_grad, sizes.runs),
+        batch=sizes.conv_batch,
+    )
+
+
+def _child_conv(device_name: str) -> None:
+    """In a fresh process: CUDA context cost, and conv2d outputs with and without cudnn.benchmark."""
+    device = torch.device(device_name)
+    start = time.perf_counter()
+    torch.zeros(1, device=device)
+    sync(device)
+    init_ms = (time.perf_counter() - start) * 1e3
+    x, w = seeded(8, 64, 56, 56, device=device), seeded(64, 64, 3, 3, seed=1, device=device)
+    out = {"init_ms": init_ms}
+    for label, bench in (("heuristic", False), ("benchmark", True)):
+        torch.backends.cudnn.benchmark = bench
+        out[label] = digest(torch.nn.functional.conv2d(x, w, padding=1))
+    print(json.dumps(out))
+
+
+def cudnn_benchmark_processes(device, sizes) -> dict:
+    results = []
+    for _ in range(sizes.children):
+        cmd = [sys.executable, __file__, "--child-conv", str(device)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300)
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    value = {
+        "processes": len(results),
+        "distinct_outputs_heuristic": len({r["heuristic"] for r in results}),
+        "distinct_outputs_benchmark": len({r["benchmark"] for r in results}),
+        "benchmark_equals_heuristic": [r["heuristic"] == r["benchmark"] for r in results],
+        "context_init_ms": [r["init_ms"] for r in results],
+    }
+    return entry(
+        "the same 3x3 conv2d (8 x 64 x 56 x 56) in fresh processes, with cudnn.benchmark off and on; "
+        "also the time of the first CUDA call (context creation) in each process",
+        "count of distinct outputs; milliseconds for context_init_ms",
+        value,
+    )
+
+
+def _rel_errors(out: torch.Tensor, ref: torch.Tensor) -> dict:
+    diff = (out.double() - ref).abs()
+    return {
+        "rel_fro": float(diff.norm() / ref.norm()),
+        "max_abs_over_max_ref": float(diff.max() / ref.abs().max()),
+    }
+
+
+def tf32_matmul_error(device, sizes) -> dict:
+    rows = []
+    for k in sizes.matmul_k:
+        a, b = seeded(512, k, device=device), seeded(k, 512, seed=1, device=device)
+        ref = a.double() @ b.double()
+        row = {"k": k}
+        for label, on in (("fp32", False), ("tf32", True)):
+            with tf32(matmul=on):
+                row[label] = _rel_errors(a @ b, ref)
+        rows.append(row)
+    return entry(
+        "(512 x k) @ (k x 512) in float32 with TF32 off (fp32) and on (tf32), against float64",
+        "relative error (Frobenius norm; and max abs error over max |reference|)",
+        rows,
+        api="fp32_precision" if _new_tf32_api() else "allow_tf32",
+    )
+
+
+def tf32_conv_error(device, sizes) -> dict:
+    x, w = seeded(sizes.conv_batch, 64, 32, 32, device=device), seeded(64, 64, 3, 3, seed=1, device=device)
+    ref = torch.nn.functional.conv2d(x.double(), w.double(), padding=1)
+    value = {}
+    for label, on in (("fp32", False), ("tf32", True)):
+        with tf32(conv=on):
+            value[label] = _rel_errors(torch.nn.functional.conv2d(x, w, padding=1), ref)
+    return entry(
+        "3x3 conv2d, 64 -> 64 channels, float32 with cuDNN TF32 off and on, against float64",
+        "relative error (Frobenius norm; and max abs error over max |reference|)",
+        value,
+    )
+
+
+def _comparison(a: torch.Tensor, b: torch.Tensor) -> dict:
+    c = compare(a, b)
+    return {
+        "max_abs_error": c.max_abs_error,
+        "max_rel_error": c.max_rel_error,
+        "max_ulp": c.max_ulp,
+        "frac_bitwise_equal": c.frac_bitwise_equal,
+        "assert_close_default": c.close,
+    }
+
+
+def model_cpu_vs_gpu(device, sizes) -> dict:
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(
+        torch.nn.Linear(256, 512),
+        torch.nn.ReLU(),
+        torch.nn.Linear(512, 512),
+        torch.nn.ReLU(),
+        torch.nn.Linear(512, 10),
+    )
+    cnn = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(32 * 16 * 16, 10),
+    )
+    value = {}
+    with torch.no_grad():
+        for name, model, x in (
+            ("mlp", mlp, seeded(64, 256, device="cpu")),
+            ("cnn", cnn, seeded(16, 3, 16, 16, device="cpu")),
+        ):
+            on_cpu = model(x)
+            on_device = model.to(device)(x.to(device)).cpu()
+            value[name] = _comparison(on_device, on_cpu)
+    return entry(
+        "a small MLP and CNN built on the CPU (seed 0), outputs on the device vs on the CPU, "
+        "float32 with the default TF32 settings",
+        "errors in absolute, relative and ULP terms",
+        value,
+        tf32_defaults="conv TF32 on, matmul TF32 off (PyTorch's defaults)",
+    )
+
+
+def matmul_sweep(device, sizes) -> dict:
+    rows = []
+    for n in sizes.matmul_n:
+        row = {"n": n}
+        for label, dtype in (("float32", torch.float32), ("bfloat16", torch.bfloat16)):
+            a, b = seeded(n, n, device=device).to(dtype), seeded(n, n, seed=1, device=device).to(dtype)
+            t = median_ms(lambda: a @ b, device, sizes.reps)  # noqa: B023
+            row[label] = {**t, "tflops": 2 * n**3 / (t["median_ms"] * 1e-3) / 1e12}
+        rows.append(row)
+    return entry(
+        "square n x n matrix products (float32 at the default 'highest' precision, and bfloat16)",
+        "milliseconds per product; TFLOP/s from the median",
+        rows,
+    )
+
+
+def elementwise_sweep(device, sizes) -> dict:
+    rows = []
+    for k in sizes.elementwise_log2:
+        n = 2**k
+        a, b = torch.ones(n, device=device), torch.ones(n, device=device)
+        t = median_ms(lambda: a + b, device, sizes.reps)  # noqa: B023
+        rows.append({"n": n, **t, "gb_per_s": 3 * 4 * n / (t["median_ms"] * 1e-3) / 1e9})
+    return entry(
+        "c = a + b on float32 vectors of n elements", "milliseconds; GB/s counting 2 reads and 1 write", rows
+    )
+
+
+def transfer_bandwidth(device, sizes) -> dict:
+    pinnable = device.type == "cuda"
+    rows = []
+    for nbytes in sizes.transfer_bytes:
+        host = torch.ones(nbytes, dtype=torch.uint8)
+        pinned = host.pin_memory() if pinnable else host
+        on_device = host.to(device)
+        back_pinned = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pinnable)
+        cases = {
+            "h2d_pageable": lambda: host.to(device),  # noqa: B023
+            "h2d_pinned": lambda: pinned.to(device, non_blocking=True),  # noqa: B023
+            "d2h_pageable": lambda: on_device.to("cpu"),  # noqa: B023
+            "d2h_pinned": lambda: back_pinned.copy_(on_device, non_blocking=True),  # noqa: B023
+        }
+        row = {"bytes": nbytes}
+        for label, fn in cases.items():
+            t = median_ms(fn, device, sizes.reps)
+            row[label] = {**t, "gb_per_s": nbytes / (t["median_ms"] * 1e-3) / 1e9}
+        rows.append(row)
+    return entry(
+        "host-to-device and device-to-host copies from pageable and pinned host memory",
+        "milliseconds; GB/s",
+        rows,
+        pinned_memory=pinnable,
+    )
+
+
+def small_ops(device, sizes) -> dict:
+    mats = seeded(100, 3, 3, device="cpu") + 3 * torch.eye(3)
+    on_device = mats.to(device)
+    one = torch.ones(1, device=device)
+
+    def hundred_inverses(m):
+        return lambda: [torch.linalg.inv(m[i]) for i in range(len(m))]
+
+    value = {
+        "add_1_element_device": median_ms(lambda: one + one, device, sizes.reps),
+        "inv_3x3_x100_loop_device": median_ms(hundred_inverses(on_device), device, sizes.reps),
+        "inv_3x3_x100_loop_cpu": median_ms(hundred_inverses(mats), torch.device("cpu"), sizes.reps),
+        "inv_3x3_x100_batched_device": median_ms(lambda: torch.linalg.inv(on_device), device, sizes.reps),
+    }
+    return entry(
+        "tiny operations where launch overhead dominates: a 1-element add, and 100 inverses of "
+        "3x3 matrices one by one (PyTorch issue #2219) or as one batch",
+        "milliseconds per call",
+        value,
+    )
+
+
+def deterministic_cost(device, sizes) -> dict:
+    n, bins = sizes.atomics_n * 10, 1000
+    src = seeded(n, device=device)
+    idx = torch.randint(0, bins, (n,), generator=torch.Generator().manual_seed(1)).to(device)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 64, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(64 * 32 * 32, 10),
+    ).to(device)
+    x, target = (
+        seeded(sizes.conv_batch, 3, 32, 32, device=device),
+        seeded(sizes.conv_batch, 10, device=device),
+    )
+
+    def train_step():
+        net.zero_grad(set_to_none=True)
+        (net(x) - target).square().mean().backward()
+
+    value = {}
+    for name, fn in (
+        ("index_add_", lambda: torch.zeros(bins, device=device).index_add_(0, idx, src)),
+        ("cnn_train_step", train_step),
+    ):
+        value[name] = {}
+        for label, enabled in (("default", False), ("deterministic", True)):
+            with deterministic(enabled):
+                try:
+                    value[name][label] = median_ms(fn, device, sizes.reps)
+                except RuntimeError as exc:  # an op without a deterministic implementation
+                    value[name][label] = {"error": str(exc).splitlines()[0]}
+        if all("median_ms" in value[name][label] for label in ("default", "deterministic")):
+            ratio = value[name]["deterministic"]["median_ms"] / value[name]["default"]["median_ms"]
+            value[name]["slowdown"] = ratio
+    return entry(
+        "the same work with and without deterministic mode: index_add_ of many values into 1000 bins, "
+        "and a small CNN's forward and backward pass",
+        "milliseconds; slowdown as a ratio",
+        value,
+        index_add_n=n,
+    )
+
+
+def checkpoint(device, sizes, out_dir: Path) -> dict:
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 2).to(device)
+    path = out_dir / CHECKPOINT
+    torch.save(layer.state_dict(), path)
+    state = {k: v.cpu().tolist() for k, v in layer.state_dict().items()}
+    return entry(
+        "torch.save(nn.Linear(4, 2).state_dict()) with the parameters on the device (seed 0)",
+        "file name and sha256; parameter values as lists",
+        {
+            "file": CHECKPOINT,
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "saved_from": str(device),
+            "state": state,
+        },
+    )
+
+
+MEASUREMENTS = (
+    rng_after_seed,
+    index_add_spread,
+    scatter_add_spread,
+    conv_backward_spread,
+    cudnn_benchmark_processes,
+    tf32_matmul_error,
+    tf32_conv_error,
+    model_cpu_vs_gpu,
+    matmul_sweep,
+    elementwise_sweep,
+    transfer_bandwidth,
+    small_ops,
+    deterministic_cost,
+)
+
+
+def driver_version() -> str | None:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+
+
+def provenance(device: torch.device, dry: bool, argv: list[str]) -> dict:
+    p = {
+        "command": "python " + " ".join(Path(argv[0]).name if i == 0 else a for i, a in enumerate(argv)),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "dry_run": dry,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "cpu_count": os.cpu_count(),
+        "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+    }
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        p.update(
+            device_name=props.name,
+            capability=f"{props.major}.{props.minor}",
+            multiprocessors=props.multi_processor_count,
+            memory_gib=round(props.total_memory / 2**30, 1),
+            driver=driver_version(),
+        )
+    else:
+        p.update(device_name=f"CPU ({platform.machine()}), dry run")
+    return p
+
+
+def record(out_dir: Path, dry: bool, argv: list[str]) -> dict:
+    device = torch.device("cuda" if torch.cuda.is_available() and not dry else "cpu")
+    sizes = Sizes.for_run(dry)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    data = {"schema": SCHEMA, "provenance": provenance(device, dry, argv), "measurements": {}}
+    for measure in MEASUREMENTS:
+        t = time.perf_counter()
+        data["measurements"][measure.__name__] = measure(device, sizes)
+        print(f"{measure.__name__:28} {time.perf_counter() - t:6.1f} s", flush=True)
+    data["measurements"]["checkpoint"] = checkpoint(device, sizes, out_dir)
+    data["provenance"]["seconds"] = round(time.perf_counter() - start, 1)
+    target = out_dir / FILENAME
+    target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    load_gpu_reference(target, allow_dry_run=dry)  # the lessons' loader must accept what we wrote
+    size = sum(f.stat().st_size for f in out_dir.iterdir())
+    print(f"wrote {target} ({size / 1024:.0f} KiB with the checkpoint) in {data['provenance']['seconds']} s")
+    return data
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="run on the CPU with tiny sizes (tests the recorder)"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default: the shipped data; a temp dir for --dry-run)"
+    )
+    parser.add_argument("--child-conv", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv[1:])
+    if args.child_conv:
+        _child_conv(args.child_conv)
+        return 0
+    if not args.dry_run and not torch.cuda.is_available():
+        print("record_gpu.py needs a CUDA device (use --dry-run to test it on the CPU)", file=sys.stderr)
+        return 2
+    out = args.out or (
+        Path(tempfile.mkdtemp(prefix="gpu-reference-dry-")) if args.dry_run else reference_dir()
+    )
+    record(out, args.dry_run, argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
