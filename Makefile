@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 	touch $(STAMP)
 
 lab: $(STAMP)  ## set up .venv when missing, then open JupyterLab on notebooks/
-	$(VENV)/bin/jupyter lab notebooks/00_start_here.ipynb --notebook-dir=. $(LAB_ARGS)
+	cd notebooks && $(abspath $(VENV))/bin/jupyter lab 00_start_here.ipynb $(LAB_ARGS)
 
 test: $(STAMP)  ## set up .venv when missing, then run every test (unit tests and nbval)
 	$(PY) -m pytest -n $(JOBS) --dist loadscope
