@@ -70,6 +70,7 @@ PLATFORMS = [
     "manylinux1_x86_64",
     "manylinux_2_5_x86_64",
 ]
+PIP_INSTALL = [sys.executable, "-m", "pip", "install", "--quiet"]
 PLUGINS = ["xdist.plugin", "nbval.plugin", "_hypothesis_pytestplugin"]
 
 
@@ -120,7 +121,15 @@ def site_env() -> dict[str, str]:
 
 
 def missing_modules() -> list[str]:
-    probe = f"import importlib.util as u; print(' '.join(m for m in {MODULES!r} if u.find_spec(m) is None))"
+    probe = (
+        "import importlib.util as u\n"
+        "def absent(m):\n"
+        "    try:\n"
+        "        return u.find_spec(m) is None\n"
+        "    except ModuleNotFoundError:  # a dotted name whose parent is missing\n"
+        "        return True\n"
+        f"print(' '.join(m for m in {MODULES!r} if absent(m)))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], env=site_env(), capture_output=True, text=True, check=True
     )
@@ -135,40 +144,12 @@ def install() -> None:
         digest = hashlib.sha256("\n".join(w.name for w in wheels).encode()).hexdigest()
         if stamp.exists() and stamp.read_text() == digest:
             return
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-index",
-                "--no-deps",
-                "--no-compile",
-                "--upgrade",
-                "--target",
-                str(SITE),
-                *map(str, wheels),
-            ],
-            check=True,
-        )
+        offline = ["--no-index", "--no-deps", "--no-compile", "--upgrade", "--target", str(SITE)]
+        subprocess.run([*PIP_INSTALL, *offline, *map(str, wheels)], check=True)
         stamp.write_text(digest)
     elif missing_modules():
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--target",
-                str(SITE),
-                "-c",
-                str(pins_without_torch()),
-                *REQUIREMENTS,
-            ],
-            check=True,
-        )
+        online = ["--target", str(SITE), "-c", str(pins_without_torch())]
+        subprocess.run([*PIP_INSTALL, *online, *REQUIREMENTS], check=True)
 
 
 def test(jobs: int, pytest_args: list[str], allow_cpu: bool) -> int:

@@ -330,6 +330,18 @@ def _comparison(a: torch.Tensor, b: torch.Tensor) -> dict:
     }
 
 
+def small_cnn(width: int, side: int) -> torch.nn.Sequential:
+    """Two 3x3 convolutions (3 -> 32 -> width channels) and a linear layer, for side x side inputs."""
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(32, width, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(width * side * side, 10),
+    )
+
+
 def model_cpu_vs_gpu(device, sizes) -> dict:
     torch.manual_seed(0)
     mlp = torch.nn.Sequential(
@@ -339,14 +351,7 @@ def model_cpu_vs_gpu(device, sizes) -> dict:
         torch.nn.ReLU(),
         torch.nn.Linear(512, 10),
     )
-    cnn = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 32, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.Conv2d(32, 32, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.Flatten(),
-        torch.nn.Linear(32 * 16 * 16, 10),
-    )
+    cnn = small_cnn(32, side=16)
     value = {}
     with torch.no_grad():
         for name, model, x in (
@@ -447,14 +452,7 @@ def deterministic_cost(device, sizes) -> dict:
     src = seeded(n, device=device)
     idx = torch.randint(0, bins, (n,), generator=torch.Generator().manual_seed(1)).to(device)
     torch.manual_seed(0)
-    net = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 32, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.Conv2d(32, 64, 3, padding=1),
-        torch.nn.ReLU(),
-        torch.nn.Flatten(),
-        torch.nn.Linear(64 * 32 * 32, 10),
-    ).to(device)
+    net = small_cnn(64, side=32).to(device)
     x, target = (
         seeded(sizes.conv_batch, 3, 32, 32, device=device),
         seeded(sizes.conv_batch, 10, device=device),
