@@ -53,11 +53,29 @@ class Sizes:
     elementwise_log2: tuple[int, ...]
     transfer_bytes: tuple[int, ...]
     reps: int
+    sum_n: int
+    batch_shape: tuple[int, int]
+    batch_ns: tuple[int, ...]
+    cumsum_n: int
 
     @staticmethod
     def for_run(dry: bool) -> Sizes:
         if dry:
-            return Sizes(3, 10_000, 2, 2, (64, 256), (16, 32, 64), (10, 12, 14), (2**16, 2**20), 3)
+            return Sizes(
+                runs=3,
+                atomics_n=10_000,
+                conv_batch=2,
+                children=2,
+                matmul_k=(64, 256),
+                matmul_n=(16, 32, 64),
+                elementwise_log2=(10, 12, 14),
+                transfer_bytes=(2**16, 2**20),
+                reps=3,
+                sum_n=10_000,
+                batch_shape=(64, 128),
+                batch_ns=(1, 2, 8),
+                cumsum_n=1000,
+            )
         return Sizes(
             runs=50,
             atomics_n=1_000_000,
@@ -68,6 +86,10 @@ class Sizes:
             elementwise_log2=tuple(range(10, 29, 2)),
             transfer_bytes=(2**20, 2**24, 2**28),
             reps=20,
+            sum_n=10_000_000,
+            batch_shape=(2048, 4096),
+            batch_ns=(1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048),
+            cumsum_n=100_000,
         )
 
 
@@ -425,6 +447,72 @@ def transfer_bandwidth(device, sizes) -> dict:
     )
 
 
+def sum_orders(device, sizes) -> dict:
+    """The same float32 sum on the CPU and the device, and repeated on the device."""
+    x = torch.rand(sizes.sum_n, generator=torch.Generator().manual_seed(0))
+    on_device = x.to(device)
+    repeats = [on_device.sum().item() for _ in range(sizes.runs)]
+    value = {
+        "n": sizes.sum_n,
+        "cpu": x.sum().item(),
+        "device": repeats[0],
+        "device_distinct_over_runs": len(set(repeats)),
+        "runs": sizes.runs,
+        "float64": x.double().sum().item(),
+    }
+    return entry(
+        "x = torch.rand(n) (seed 0, drawn on the CPU): x.sum() on the CPU and on the device, the device "
+        "sum repeated, and the float64 sum",
+        "sums (dimensionless); count of distinct results",
+        value,
+    )
+
+
+def batch_invariance(device, sizes) -> dict:
+    """(a[:n] @ b) against (a @ b)[:n]: does a row's result depend on the batch it is computed in?"""
+    m, k = sizes.batch_shape
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16):
+        a, b = seeded(m, k, device=device).to(dtype), seeded(k, k, seed=1, device=device).to(dtype)
+        full = a @ b
+        for n in sizes.batch_ns:
+            part = a[:n] @ b
+            diff = (part.double() - full[:n].double()).abs().max().item()
+            rows.append(
+                {
+                    "dtype": str(dtype).replace("torch.", ""),
+                    "n": n,
+                    "bitwise_equal": diff == 0.0,
+                    "max_abs_diff": diff,
+                }
+            )
+    return entry(
+        f"({m} x {k}) @ ({k} x {k}): the first n rows computed alone vs sliced from the full product",
+        "max absolute difference; bitwise equality",
+        rows,
+        m=m,
+        k=k,
+    )
+
+
+def half_cumsum(device, sizes) -> dict:
+    """fp16 cumsum on the CPU and the device against float64 (PyTorch issue #180150)."""
+    x = torch.rand(sizes.cumsum_n, generator=torch.Generator().manual_seed(0)).half()
+    exact = x.double().cumsum(0)
+    value = {"n": sizes.cumsum_n}
+    for label, result in (("cpu", x.cumsum(0)), ("device", x.to(device).cumsum(0).cpu())):
+        value[label] = {
+            "max_rel_error": float(((result.double() - exact).abs() / exact).max()),
+            "last": float(result[-1]),
+            "exact_last": float(exact[-1]),
+        }
+    return entry(
+        "torch.rand(n).half().cumsum(0) on the CPU and on the device, against the float64 cumsum",
+        "relative error (dimensionless); values of the last element",
+        value,
+    )
+
+
 def small_ops(device, sizes) -> dict:
     mats = seeded(100, 3, 3, device="cpu") + 3 * torch.eye(3)
     on_device = mats.to(device)
@@ -518,6 +606,9 @@ MEASUREMENTS = (
     transfer_bandwidth,
     small_ops,
     deterministic_cost,
+    sum_orders,
+    batch_invariance,
+    half_cumsum,
 )
 
 

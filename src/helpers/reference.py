@@ -61,6 +61,9 @@ REQUIRED_MEASUREMENTS = (
     "transfer_bandwidth",
     "small_ops",
     "deterministic_cost",
+    "sum_orders",
+    "batch_invariance",
+    "half_cumsum",
     "checkpoint",
 )
 
