@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -95,3 +97,10 @@ def test_widget_ids_become_stable():
     assert ids[0] not in once and ids[1] not in once
     assert once == execute.stable_widget_ids(text, nb, "07_a_lesson.ipynb")
     assert once != execute.stable_widget_ids(text, nb, "08_other.ipynb")
+
+
+def test_importing_the_executor_hides_no_device(monkeypatch):
+    # Only `make execute` itself hides CUDA from its kernels; importing the module must not.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    importlib.reload(execute)
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "0"

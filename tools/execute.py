@@ -3,7 +3,9 @@
     python tools/execute.py notebooks            # every lesson, in order
     python tools/execute.py notebooks/01_*.ipynb # some
 
-Cells tagged ``gpu`` are left unexecuted on a machine without CUDA (nbval then skips them).
+The stored outputs are a CPU run wherever this runs: CUDA is hidden from the kernels
+(CUDA_VISIBLE_DEVICES is emptied), so cells tagged ``gpu`` are left unexecuted and the live-GPU
+branches take their CPU path; nbval then skips the tagged cells on a CPU and runs them on a GPU.
 Machine-specific notebook metadata is dropped so that a rerun changes nothing but outputs
 that are themselves machine-dependent (and marked so for nbval). Run times go to
 tools/run_times.json for the README's lesson table.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import sys
 import time
@@ -24,7 +27,7 @@ import torch
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from course import RUN_TIMES, dumps, lesson_paths  # noqa: E402
+from course import RUN_TIMES, dumps, lesson_paths
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 GPU_TAG = "gpu"
@@ -75,8 +78,7 @@ def run_and_save(path: Path) -> float:
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=False,
         store_widget_state=True,
-        # nbclient skips cells carrying this tag; with CUDA present nothing carries it.
-        skip_cells_with_tag=GPU_TAG if not torch.cuda.is_available() else "no-such-tag",
+        skip_cells_with_tag=GPU_TAG,  # CUDA is hidden, so these cells cannot run
     )
     start = time.perf_counter()
     client.execute()
@@ -87,6 +89,9 @@ def run_and_save(path: Path) -> float:
 
 
 def main(argv: list[str]) -> int:
+    # The committed outputs are a CPU run: the kernels (which inherit this) see no CUDA device.
+    # Set here, not at import, so that importing this module (the tests do) hides nothing.
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
     targets = [Path(a) for a in argv[1:]] or [Path("notebooks")]
     paths = [p for t in targets for p in (lesson_paths(t) if t.is_dir() else [t])]
     times = json.loads(RUN_TIMES.read_text()) if RUN_TIMES.exists() else {"seconds": {}}
