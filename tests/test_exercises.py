@@ -3,15 +3,37 @@
 import pytest
 
 from helpers import check
-from helpers.exercises import exercise_ids
+from helpers.exercises import batch_invariance_failures, exercise_ids
 
-RIGHT = {"01.1": 2**24, "01.2": (1e8, -1e8, 1.0), "01.3": 2.0**-14, "01.4": "Kahan"}
+RIGHT = {
+    "01.1": 2**24,
+    "01.2": (1e8, -1e8, 1.0),
+    "01.3": 2.0**-14,
+    "01.4": "Kahan",
+    "02.1": 20,
+    "02.2": [0, 2, 1],
+    "02.3": batch_invariance_failures(),  # machine-dependent: the checker recomputes it here
+    "03.1": 256.0,
+    "03.2": 65504,
+    "03.3": 2.0**-11,
+}
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
     "01.2": [(1.0, 2.0, 3.0), (1.0, 2.0), ("a", "b", "c"), (1e38, 1e38, -1e38), (float("inf"), 1.0, 1.0)],
     "01.3": [1000 * 2.0**-23, "x", 2.0**-13],
     "01.4": ["pairwise", "sequential", "fastest", 4],
+    "02.1": [2**20 - 1, 19, 0, "20"],
+    "02.2": [[0, 1, 2], [1, 0, 2], [0, 1], "012", [0, 0, 1]],
+    "02.3": [[0], "1, 2", [1.5], sorted(set(range(1, 17)) - set(batch_invariance_failures()))],
+    "03.1": [257, 258, 255.0, "256"],
+    "03.2": [65535, 65536, 65520, float("inf")],
+    "03.3": [2.0**-10, 2.0**-24, -1.0, "2^-11"],
 }
+
+
+def test_batch_invariance_failures_is_a_sorted_sublist():
+    found = batch_invariance_failures()
+    assert found == sorted(set(found)) and set(found) <= set(range(1, 17))
 
 
 def test_every_exercise_has_cases():

@@ -10,13 +10,16 @@ from hypothesis import strategies as st
 
 from helpers import (
     float_anatomy,
+    matmul_error,
     round_mantissa,
+    round_to_format,
     sum_exact,
     sum_kahan,
     sum_pairwise,
     sum_sequential,
     ulp,
     ulp_distance,
+    unit_roundoff,
 )
 
 finite32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
@@ -243,3 +246,57 @@ def test_sums_reject_bad_input(f):
 def test_sum_exact_rejects_non_finite():
     with pytest.raises(ValueError, match="finite"):
         sum_exact(torch.tensor([1.0, math.inf]))
+
+
+def test_round_mantissa_ties_away_reproduces_the_tf32_report():
+    # 1024.5 is a tie at 10 bits: IEEE's ties-to-even gives 1024, the GPU's ties-away 1025
+    x = torch.tensor([1024.5, -1024.5, 1 + 2**-11, 1 + 2**-12])
+    assert round_mantissa(x, 10, ties="away").tolist() == [1025.0, -1025.0, 1 + 2**-10, 1.0]
+    assert round_mantissa(x, 10).tolist() == [1024.0, -1024.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="ties"):
+        round_mantissa(x, 10, ties="up")
+
+
+@given(st.lists(finite32, min_size=1, max_size=20), st.integers(min_value=0, max_value=22))
+def test_ties_away_differs_from_ties_even_only_on_ties(values, bits):
+    x = torch.tensor(values, dtype=torch.float32)
+    away, even = round_mantissa(x, bits, ties="away"), round_mantissa(x, bits)
+    both_finite = torch.isfinite(away) & torch.isfinite(even)
+    differ = (away != even) & both_finite
+    # where they differ, x was exactly halfway: equally far from both results
+    gap_away = (away.double() - x.double()).abs()
+    gap_even = (even.double() - x.double()).abs()
+    assert torch.equal(gap_away[differ], gap_even[differ])
+    assert bool((away.abs() >= even.abs())[both_finite].all())
+
+
+def test_round_to_format_matches_pytorch_conversions():
+    x = torch.tensor([0.1, 257.0, 70000.0, 1e-8, -3.3])
+    assert torch.equal(round_to_format(x, "bfloat16"), x.to(torch.bfloat16).float())
+    assert torch.equal(round_to_format(x, "float16"), x.to(torch.float16).float())  # 70000 -> inf
+    assert torch.equal(round_to_format(x, "tf32"), round_mantissa(x, 10, ties="away"))
+    assert torch.equal(round_to_format(x, "float32"), x)
+    assert math.isinf(round_to_format(x, "float16")[2].item())
+    assert round_to_format(x, "tf32")[2] == 70016.0  # TF32 keeps float32's range
+    with pytest.raises(ValueError, match="unknown format"):
+        round_to_format(x, "fp8")
+    with pytest.raises(TypeError, match="float32"):
+        round_to_format(x.double(), "tf32")
+
+
+def test_unit_roundoff_is_half_the_gap_above_one():
+    for fmt, dtype in (("float16", torch.float16), ("bfloat16", torch.bfloat16), ("float32", torch.float32)):
+        assert unit_roundoff(fmt) == torch.finfo(dtype).eps / 2
+    assert unit_roundoff("tf32") == unit_roundoff("float16") == 2.0**-11
+    with pytest.raises(ValueError):
+        unit_roundoff("int8")
+
+
+def test_matmul_error_is_flat_in_k_for_rounded_inputs():
+    # each input rounds with an RMS relative error of about 0.42 u; two per product: about 0.6 u
+    for fmt in ("tf32", "bfloat16"):
+        for k in (256, 4096):
+            assert 0.5 < matmul_error(fmt, k)["rel_fro"] / unit_roundoff(fmt) < 0.7
+    assert matmul_error("float32", 256)["rel_fro"] < 1e-6
+    with pytest.raises(ValueError, match="positive"):
+        matmul_error("tf32", 0)

@@ -10,7 +10,7 @@ import torch  # noqa: E402
 
 from helpers import float_anatomy  # noqa: E402
 from helpers.plots import plot_error_growth, plot_sum_spread, plot_ulp  # noqa: E402
-from helpers.widgets import float_explorer  # noqa: E402
+from helpers.widgets import float_explorer, precision_explorer, precision_table  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -66,3 +66,21 @@ def test_float_explorer_shows_the_chosen_value_and_dtype():
     assert repr(w) == "float_explorer(value=-2.0, dtype=float64)"
     with pytest.raises(TypeError):
         float_explorer(1.0, torch.int8)
+
+
+def test_precision_explorer_follows_its_controls():
+    w = precision_explorer("bfloat16", 6)
+    (menu, slider), view = w.children[0].children, w.children[1]
+    assert view.value == precision_table("bfloat16", 64)._repr_html_()
+    menu.value, slider.value = "float32", 8
+    assert view.value == precision_table("float32", 256)._repr_html_()
+    assert repr(w) == "precision_explorer(fmt='float32', log2_k=8)"
+    with pytest.raises(ValueError, match="unknown format"):
+        precision_explorer("float8")
+
+
+def test_precision_table_reports_the_error_in_units_of_u():
+    rows = dict(precision_table("tf32", 1024).rows)
+    assert rows["unit roundoff u of the inputs"] == f"{2.0**-11:.3e}"
+    assert 0.4 < float(rows["that error in units of u"]) < 0.8
+    assert rows["within assert_close's float32 rtol (1.3e-6)?"] == "False"

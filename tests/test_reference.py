@@ -18,6 +18,7 @@ from helpers.reference import (
     describe_reference,
     has_gpu_reference,
     load_gpu_reference,
+    recorded,
     reference_dir,
     validate_reference,
 )
@@ -123,3 +124,24 @@ def test_describe_reference_labels_the_data_as_recorded(valid):
     valid["provenance"]["dry_run"] = False
     text = str(describe_reference(valid))
     assert text.startswith("Recorded on a GPU (not live)") and valid["provenance"]["torch"] in text
+
+
+def test_recorded_tables_every_measurement_with_its_provenance(valid):
+    for name in REQUIRED_MEASUREMENTS:
+        table = recorded(name, valid)
+        assert table.title.startswith(f"Recorded on {valid['provenance']['device_name']}")
+        assert "not live" in table.title and valid["measurements"][name]["unit"] in table.title
+        assert table.rows, name
+    rows = recorded("batch_invariance", valid)
+    assert rows.headers == ["dtype", "n", "bitwise_equal", "max_abs_diff"]
+    assert len(rows.rows) == len(valid["measurements"]["batch_invariance"]["value"])
+    nested = dict(recorded("index_add_spread", valid).rows)
+    assert nested["default.runs"] == valid["measurements"]["index_add_spread"]["value"]["default"]["runs"]
+    with pytest.raises(KeyError, match="unknown measurement"):
+        recorded("no_such_thing", valid)
+
+
+def test_recorded_says_when_nothing_ships(monkeypatch, tmp_path):
+    monkeypatch.setattr("helpers.reference.reference_dir", lambda: tmp_path)
+    table = recorded("sum_orders")
+    assert "nothing recorded yet" in table.title and "make record-gpu" in str(table)

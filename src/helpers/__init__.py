@@ -11,13 +11,16 @@ from helpers.devices import available_devices, best_device, environment_report, 
 from helpers.exercises import check
 from helpers.floats import (
     float_anatomy,
+    matmul_error,
     round_mantissa,
+    round_to_format,
     sum_exact,
     sum_kahan,
     sum_pairwise,
     sum_sequential,
     ulp,
     ulp_distance,
+    unit_roundoff,
 )
 from helpers.tables import Table
 
@@ -31,14 +34,17 @@ __all__ = [
     "default_tolerances",
     "environment_report",
     "float_anatomy",
+    "matmul_error",
     "module_devices",
     "round_mantissa",
+    "round_to_format",
     "sum_exact",
     "sum_kahan",
     "sum_pairwise",
     "sum_sequential",
     "ulp",
     "ulp_distance",
+    "unit_roundoff",
 ]
 
 __version__ = "0.1.0"

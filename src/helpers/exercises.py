@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Verdict", "check", "exercise_ids"]
+__all__ = ["Verdict", "batch_invariance_failures", "check", "exercise_ids"]
 
 
 @dataclass(frozen=True)
@@ -96,11 +96,108 @@ def _ex_01_4(answer: object) -> tuple[bool, str]:
     )
 
 
+def _ex_02_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool) or answer <= 0:
+        return False, "answer with a positive Python int."
+    if answer == 2**20 - 1:
+        return False, (
+            "that is the chain of a loop, one addition after another; a tree halves the count at each level."
+        )
+    if answer != 20:
+        return False, (
+            "each level of the tree adds neighbours in pairs and halves the count: "
+            "how many halvings from 2^20 to 1?"
+        )
+    return True, "20 levels: a tree's longest chain grows like log2(n), a loop's like n - 1."
+
+
+def _ex_02_2(answer: object) -> tuple[bool, str]:
+    if not (isinstance(answer, (list, tuple)) and sorted(answer) == [0, 1, 2]):
+        return False, "answer with the three indices 0, 1 and 2 in some order, as a list."
+    x = torch.tensor([1e8, 1.0, -1e8])[list(answer)]
+    total = ((x[0] + x[1]) + x[2]).item()  # float32 additions, left to right
+    if total != 1.0:
+        return False, (
+            f"that order gives {total}: the 1.0 is lost when it meets 1e8 first (the ULP of 1e8 is 8)."
+        )
+    return True, "adding the two large values first cancels them exactly, and the 1.0 survives."
+
+
+def batch_invariance_failures(max_n: int = 16) -> list[int]:
+    """The n in 1..max_n for which ``a[:n] @ b`` differs bitwise from ``(a @ b)[:n]`` here.
+
+    ``a`` is 256 x 1024 and ``b`` 1024 x 1024, ``torch.rand`` with seed 0. Exercise 02.3's answer,
+    which depends on the machine. Introduced in lesson 02.
+    """
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.rand(256, 1024, generator=g), torch.rand(1024, 1024, generator=g)
+    full = a @ b
+    return [n for n in range(1, max_n + 1) if not torch.equal(a[:n] @ b, full[:n])]
+
+
+def _ex_02_3(answer: object) -> tuple[bool, str]:
+    if not (isinstance(answer, (list, tuple)) and all(isinstance(n, int) for n in answer)):
+        return False, "answer with a list of ints, for example [1, 2, 3]."
+    expected = batch_invariance_failures()
+    if sorted(answer) != expected:
+        missing, extra = sorted(set(expected) - set(answer)), sorted(set(answer) - set(expected))
+        return False, (
+            f"on this machine the list differs (missing: {missing}, not failing here: {extra}). "
+            "Compare with torch.equal, not with a tolerance, and use exactly the a and b given."
+        )
+    return True, f"on this machine a[:n] @ b differs from (a @ b)[:n] for n in {expected}."
+
+
+def _ex_03_1(answer: object) -> tuple[bool, str]:
+    if not _is_number(answer):
+        return False, "answer with a number."
+    if answer == 257:
+        return False, "bfloat16 keeps 8 significant bits, and 257 = 0b100000001 needs 9."
+    if answer == 258:
+        return False, "257 lies exactly halfway between 256 and 258: which way do ties go in IEEE 754?"
+    if answer != 256:
+        return False, "round 257 to 8 significant bits (7 stored): the neighbours are 256 and 258."
+    return True, "257 is a tie between 256 and 258, and ties go to the even mantissa: 256."
+
+
+def _ex_03_2(answer: object) -> tuple[bool, str]:
+    if not _is_number(answer):
+        return False, "answer with a number."
+    if answer == 65535 or answer == 65536:
+        return False, (
+            "float16's exponent tops out at 2^15 and it keeps 11 significant bits: (2 - 2^-10) * 2^15."
+        )
+    if answer != 65504:
+        return False, "look at torch.finfo(torch.float16).max, then explain it with the bit layout."
+    return True, "(2 - 2^-10) * 2^15 = 65504: anything from 65520 up rounds to inf."
+
+
+def _ex_03_3(answer: object) -> tuple[bool, str]:
+    if not _is_number(answer) or answer <= 0:
+        return False, "answer with a positive number."
+    if abs(answer - 2.0**-10) <= 1e-12:
+        return False, (
+            "that is the gap between 1 and the next TF32 value (epsilon); the unit roundoff is half of it."
+        )
+    if abs(answer / 2.0**-11 - 1) > 1e-3:
+        return False, (
+            "TF32 stores 10 mantissa bits: the gap above 1.0 is 2^-10, and rounding to nearest "
+            "errs by at most half a gap."
+        )
+    return True, "u = 2^-11 = 4.88e-4, the same as float16 and 8192 times float32's."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
     "01.3": ("the float32 ULP of 1000.0", _ex_01_3),
     "01.4": ("the summation order whose error bound does not grow with n", _ex_01_4),
+    "02.1": ("the number of levels of a tree reduction of 2**20 numbers", _ex_02_1),
+    "02.2": ("a list of indices that orders [1e8, 1.0, -1e8] so that a loop gives exactly 1.0", _ex_02_2),
+    "02.3": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_3),
+    "03.1": ("the value of 257 rounded to bfloat16", _ex_03_1),
+    "03.2": ("the largest finite float16 value", _ex_03_2),
+    "03.3": ("the unit roundoff of TF32 (a float)", _ex_03_3),
 }
 
 

@@ -1,7 +1,7 @@
 """Bit-level views of floating-point numbers and summation in chosen orders.
 
-Introduced in lesson ``01_floating_point_non_associativity``; ``round_mantissa`` simulates TF32
-and bfloat16 in lesson 03.
+Introduced in lesson ``01_floating_point_non_associativity``; ``round_mantissa``,
+``round_to_format`` and ``matmul_error`` simulate TF32, bfloat16 and float16 inputs in lesson 03.
 """
 
 from __future__ import annotations
@@ -16,15 +16,19 @@ from helpers.tables import Table
 
 __all__ = [
     "FORMATS",
+    "INPUT_FORMATS",
     "FloatAnatomy",
     "float_anatomy",
+    "matmul_error",
     "round_mantissa",
+    "round_to_format",
     "sum_exact",
     "sum_kahan",
     "sum_pairwise",
     "sum_sequential",
     "ulp",
     "ulp_distance",
+    "unit_roundoff",
 ]
 
 # dtype -> (exponent bits, explicit mantissa bits, integer dtype of the same width)
@@ -187,12 +191,14 @@ def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (_ordinal(a) - _ordinal(b)).abs()
 
 
-def round_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:
-    """Round a float32 tensor to ``bits`` explicit mantissa bits, round-to-nearest-even.
+def round_mantissa(x: torch.Tensor, bits: int, ties: str = "even") -> torch.Tensor:
+    """Round a float32 tensor to ``bits`` explicit mantissa bits, to the nearest value.
 
     The exponent range stays float32's, so ``bits=10`` simulates TF32 inputs and ``bits=7``
-    matches ``x.to(torch.bfloat16).float()``. NaN and inf pass through. Introduced in lesson 01,
-    used in lesson 03.
+    matches ``x.to(torch.bfloat16).float()``. A value exactly halfway between two neighbours goes
+    to the one with an even last bit (``ties="even"``, IEEE 754's default) or to the one further
+    from zero (``ties="away"``, the rule of NVIDIA's ``cvt.rna.tf32.f32`` instruction). NaN and inf
+    pass through. Introduced in lesson 01, used in lesson 03.
     """
     x = _check_tensor(x)
     if x.dtype != torch.float32:
@@ -201,6 +207,8 @@ def round_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:
         raise TypeError(f"bits must be an int, not {type(bits).__name__}")
     if not 0 <= bits <= 23:
         raise ValueError(f"bits must be between 0 and 23 (float32 stores 23), got {bits}")
+    if ties not in ("even", "away"):
+        raise ValueError(f"ties must be 'even' or 'away', got {ties!r}")
     if bits == 23:
         return x.clone()
     drop = 23 - bits
@@ -208,10 +216,69 @@ def round_mantissa(x: torch.Tensor, bits: int) -> torch.Tensor:
     # mantissa correctly bumps the exponent (the largest floats round up to inf).
     u = x.contiguous().view(torch.int32).to(torch.int64) & 0xFFFF_FFFF
     half = 1 << (drop - 1)
-    lsb = (u >> drop) & 1
-    out = ((u + half - 1 + lsb) >> drop) << drop
+    if ties == "even":
+        out = ((u + half - 1 + ((u >> drop) & 1)) >> drop) << drop
+    else:
+        out = ((u + half) >> drop) << drop
     out = torch.where(out >= 1 << 31, out - (1 << 32), out).to(torch.int32).view(torch.float32)
     return torch.where(torch.isfinite(x), out, x).reshape(x.shape)
+
+
+# format name -> how float32 inputs are rounded before a tensor-core style product
+INPUT_FORMATS = ("float32", "tf32", "bfloat16", "float16")
+
+
+def round_to_format(x: torch.Tensor, fmt: str) -> torch.Tensor:
+    """Round float32 values to what ``fmt`` can hold, returned as float32.
+
+    ``fmt`` is one of ``"float32"`` (unchanged), ``"tf32"`` (10 mantissa bits, ties away from zero,
+    as the GPU converts), ``"bfloat16"`` or ``"float16"`` (PyTorch's own conversions, so float16
+    also overflows beyond 65504). Introduced in lesson 03.
+    """
+    x = _check_tensor(x)
+    if x.dtype != torch.float32:
+        raise TypeError(f"round_to_format works on float32 tensors, not {x.dtype}")
+    if fmt == "float32":
+        return x.clone()
+    if fmt == "tf32":
+        return round_mantissa(x, 10, ties="away")
+    if fmt == "bfloat16":
+        return x.to(torch.bfloat16).float()
+    if fmt == "float16":
+        return x.to(torch.float16).float()
+    raise ValueError(f"unknown format {fmt!r}; use one of: {', '.join(INPUT_FORMATS)}")
+
+
+def unit_roundoff(fmt: str) -> float:
+    """Half the gap between 1.0 and the next value of ``fmt``: the largest relative rounding error.
+
+    Introduced in lesson 03.
+    """
+    bits = {"float32": 23, "tf32": 10, "bfloat16": 7, "float16": 10, "float64": 52}
+    if fmt not in bits:
+        raise ValueError(f"unknown format {fmt!r}; use one of: {', '.join(bits)}")
+    return 2.0 ** -(bits[fmt] + 1)
+
+
+def matmul_error(fmt: str, k: int, m: int = 64, seed: int = 0) -> dict[str, float]:
+    """Relative error of an (m x k) @ (k x m) product whose inputs are rounded to ``fmt``.
+
+    The inputs are standard normal, drawn on the CPU; products are accumulated in float32 (as
+    tensor cores do) and compared with the float64 product of the unrounded inputs. Returns the
+    Frobenius-norm relative error (``"rel_fro"``) and the largest error over the largest entry
+    (``"max_rel"``). Introduced in lesson 03.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    g = torch.Generator().manual_seed(seed)
+    a, b = torch.randn(m, k, generator=g), torch.randn(k, m, generator=g)
+    exact = a.double() @ b.double()
+    got = (round_to_format(a, fmt) @ round_to_format(b, fmt)).double()
+    diff = (got - exact).abs()
+    return {
+        "rel_fro": (diff.norm() / exact.norm()).item(),
+        "max_rel": (diff.max() / exact.abs().max()).item(),
+    }
 
 
 def _check_sum_input(x: object) -> torch.Tensor:

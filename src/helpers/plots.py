@@ -80,10 +80,11 @@ def plot_error_growth(
     errors: Mapping[str, Sequence[float]],
     bounds: Mapping[str, Sequence[float]] | None = None,
     ylabel: str = "relative error",
+    xlabel: str = "n (numbers summed)",
 ) -> tuple[Figure, Axes]:
     """Measured errors (solid, markers) and their bounds (dashed) against n, on log-log axes.
 
-    Introduced in lesson 01.
+    Introduced in lesson 01; lesson 03 plots matmul errors against the inner dimension with it.
     """
     import matplotlib.pyplot as plt
 
@@ -99,7 +100,7 @@ def plot_error_growth(
         colours[name] = line.get_color()
     for name, values in (bounds or {}).items():
         ax.loglog(ns, values, "--", color=colours.get(name.split(" ")[0], "grey"), label=name)
-    ax.set_xlabel("n (numbers summed)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="small")
     fig.tight_layout()

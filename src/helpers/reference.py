@@ -22,6 +22,7 @@ __all__ = [
     "describe_reference",
     "has_gpu_reference",
     "load_gpu_reference",
+    "recorded",
     "reference_dir",
     "validate_reference",
 ]
@@ -163,3 +164,48 @@ def describe_reference(data: dict) -> Table:
     rows = [(key, p[key]) for key in ("device_name", *OPTIONAL_PROVENANCE[:3], "torch", "date") if key in p]
     rows.append(("recorded by", p["command"]))
     return Table(["", "recorded GPU reference"], rows, title="Recorded on a GPU (not live)")
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        out: list[tuple[str, Any]] = []
+        for key, item in value.items():
+            out += _flatten(item, f"{prefix}.{key}" if prefix else str(key))
+        return out
+    if isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
+        return [(prefix, ", ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in value))]
+    if isinstance(value, float):
+        return [(prefix, f"{value:.9g}")]  # enough digits to tell float32 results apart
+    return [(prefix, value)]
+
+
+def recorded(name: str, data: dict | None = None) -> Table:
+    """One recorded GPU measurement as a table labelled with where and when it was recorded.
+
+    Uses the shipped recording unless ``data`` is given. Where no recording ships, the table
+    says so in one sentence, so a lesson never passes anything else off as GPU data. A list of
+    rows becomes a table with one column per field; a mapping becomes (field, value) rows.
+    Introduced in lesson 02.
+    """
+    if name not in REQUIRED_MEASUREMENTS:
+        raise KeyError(f"unknown measurement {name!r}; known: {', '.join(REQUIRED_MEASUREMENTS)}")
+    if data is None:
+        if not has_gpu_reference():
+            message = (
+                f"No GPU recording ships with this copy of the course, so there is no recorded "
+                f"'{name}' to show. On a CUDA machine, `make record-gpu` records it."
+            )
+            return Table(["recorded GPU data"], [[message]], title="Recorded on a GPU: nothing recorded yet")
+        data = load_gpu_reference()
+    else:
+        validate_reference(data)
+    p, entry = data["provenance"], data["measurements"][name]
+    where = f"Recorded on {p['device_name']} (torch {p['torch']}, {p['date'][:10]}), not live"
+    title = f"{where}: {entry['description']}"
+    value = entry["value"]
+    if isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
+        flat = [dict(_flatten(row)) for row in value]
+        headers = list(dict.fromkeys(key for row in flat for key in row))
+        rows = [[row.get(h, "") for h in headers] for row in flat]
+        return Table(headers, rows, title=f"{title} [{entry['unit']}]")
+    return Table(["field", "value"], _flatten(value), title=f"{title} [{entry['unit']}]")

@@ -9,9 +9,10 @@ import torch
 if TYPE_CHECKING:  # ipywidgets is imported lazily
     import ipywidgets
 
-from helpers.floats import FORMATS, float_anatomy
+from helpers.floats import FORMATS, INPUT_FORMATS, float_anatomy, matmul_error, unit_roundoff
+from helpers.tables import Table
 
-__all__ = ["float_explorer"]
+__all__ = ["float_explorer", "precision_explorer"]
 
 
 def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32) -> ipywidgets.VBox:
@@ -42,3 +43,50 @@ def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32) -> ip
     menu.observe(update, names="value")
     update()
     return FloatExplorer([widgets.HBox([number, menu]), view])
+
+
+def precision_table(fmt: str, k: int) -> Table:
+    """The error of a (64 x k) @ (k x 64) product with inputs rounded to ``fmt``, as a table.
+
+    What :func:`precision_explorer` shows. Introduced in lesson 03.
+    """
+    err = matmul_error(fmt, k)
+    u = unit_roundoff(fmt)
+    return Table(
+        ["quantity", "value"],
+        [
+            ("unit roundoff u of the inputs", f"{u:.3e}"),
+            ("relative error (Frobenius norm)", f"{err['rel_fro']:.3e}"),
+            ("that error in units of u", f"{err['rel_fro'] / u:.2f}"),
+            ("largest error / largest entry", f"{err['max_rel']:.3e}"),
+            ("within assert_close's float32 rtol (1.3e-6)?", str(err["max_rel"] <= 1.3e-6)),
+        ],
+        title=f"inputs rounded to {fmt}, k = {k}, products summed in float32",
+    )
+
+
+def precision_explorer(fmt: str = "tf32", log2_k: int = 10) -> ipywidgets.VBox:
+    """A format menu and a slider for the inner dimension k = 2**log2_k; shows the matmul error.
+
+    Built like :func:`float_explorer` (an ``HTML`` widget updated by callbacks). Introduced in
+    lesson 03.
+    """
+    import ipywidgets as widgets
+
+    if fmt not in INPUT_FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use one of: {', '.join(INPUT_FORMATS)}")
+    menu = widgets.Dropdown(options=list(INPUT_FORMATS), value=fmt, description="inputs")
+    slider = widgets.IntSlider(value=log2_k, min=2, max=14, description="log2 k")
+    view = widgets.HTML()
+
+    class PrecisionExplorer(widgets.VBox):
+        def __repr__(self) -> str:
+            return f"precision_explorer(fmt={menu.value!r}, log2_k={slider.value})"
+
+    def update(_change=None) -> None:
+        view.value = precision_table(menu.value, 2**slider.value)._repr_html_()
+
+    menu.observe(update, names="value")
+    slider.observe(update, names="value")
+    update()
+    return PrecisionExplorer([widgets.HBox([menu, slider]), view])
