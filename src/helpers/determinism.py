@@ -1,0 +1,218 @@
+"""Seeding, deterministic mode and random-number-generator state, made explicit.
+
+Nothing here runs on import: a lesson calls :func:`seed_everything` where it matters, and
+:func:`deterministic_mode` restores every flag and variable it touched. Introduced in lessons
+``04_deterministic_algorithms`` and ``05_seeds_and_generators``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+__all__ = [
+    "CUBLAS_WORKSPACE",
+    "NoisyDataset",
+    "RngSnapshot",
+    "deterministic_flags",
+    "deterministic_mode",
+    "restore_rng",
+    "seed_everything",
+    "seed_worker",
+    "snapshot_rng",
+]
+
+CUBLAS_WORKSPACE = ":4096:8"  # the value PyTorch's reproducibility notes give (":16:8" also works)
+
+
+def seed_everything(seed: int) -> dict[str, object]:
+    """Seed Python's ``random``, NumPy's global generator and torch (the CPU and every CUDA device).
+
+    Returns what it seeded, so a notebook can show it. It cannot seed what a process fixes at
+    start-up (``PYTHONHASHSEED``) nor generators that other code created earlier, such as a
+    ``numpy.random.Generator`` stored in a dataset. Introduced in lesson 05.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, not {type(seed).__name__}")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be in [0, 2**32) so that NumPy accepts it, got {seed}")
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device (lazily, if CUDA is not initialised yet)
+    return {
+        "random": seed,
+        "numpy.random (global)": seed,
+        "torch (CPU)": seed,
+        "torch (CUDA devices)": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+    }
+
+
+def deterministic_flags() -> dict[str, object]:
+    """The current value of every setting that :func:`deterministic_mode` changes.
+
+    Introduced in lesson 04.
+    """
+    return {
+        "use_deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+        "cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "fill_uninitialized_memory": torch.utils.deterministic.fill_uninitialized_memory,
+        "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+    }
+
+
+@contextlib.contextmanager
+def deterministic_mode(
+    warn_only: bool = False, cublas_workspace_config: str | None = CUBLAS_WORKSPACE
+) -> Iterator[dict[str, object]]:
+    """Turn on PyTorch's deterministic settings inside a ``with`` block, and restore them after.
+
+    Sets ``torch.use_deterministic_algorithms(True, warn_only=warn_only)``,
+    ``cudnn.deterministic = True``, ``cudnn.benchmark = False``,
+    ``torch.utils.deterministic.fill_uninitialized_memory = True`` and, unless
+    ``cublas_workspace_config`` is None, the environment variable ``CUBLAS_WORKSPACE_CONFIG``
+    (which cuBLAS reads when it creates its handle: set it before the first CUDA matrix product
+    of the process for it to take effect). On exit, normal or by an exception, every setting and
+    the variable (present or absent) are put back. Yields the settings in force.
+    Introduced in lesson 04.
+    """
+    before = deterministic_flags()
+    try:
+        torch.use_deterministic_algorithms(True, warn_only=warn_only)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        if cublas_workspace_config is not None:
+            os.environ["CUBLAS_WORKSPACE_CONFIG"] = cublas_workspace_config
+        yield deterministic_flags()
+    finally:
+        torch.use_deterministic_algorithms(
+            bool(before["use_deterministic_algorithms"]), warn_only=bool(before["warn_only"])
+        )
+        torch.backends.cudnn.deterministic = bool(before["cudnn.deterministic"])
+        torch.backends.cudnn.benchmark = bool(before["cudnn.benchmark"])
+        torch.utils.deterministic.fill_uninitialized_memory = bool(before["fill_uninitialized_memory"])
+        if before["CUBLAS_WORKSPACE_CONFIG"] is None:
+            os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
+        else:
+            os.environ["CUBLAS_WORKSPACE_CONFIG"] = str(before["CUBLAS_WORKSPACE_CONFIG"])
+
+
+def seed_worker(worker_id: int) -> None:
+    """A DataLoader ``worker_init_fn``: the recipe of PyTorch's reproducibility notes, plus one step.
+
+    Seeds Python's ``random`` and NumPy's global generator from the worker's torch seed (which the
+    DataLoader derives from its ``generator``), and reseeds a ``numpy.random.Generator`` that the
+    dataset keeps in an attribute ``rng``, which every worker would otherwise inherit in the same
+    state. Introduced in lesson 05.
+    """
+    worker_seed = torch.initial_seed() % 2**32
+    np.random.seed(worker_seed)
+    random.seed(worker_seed)
+    info = torch.utils.data.get_worker_info()
+    if info is not None and isinstance(getattr(info.dataset, "rng", None), np.random.Generator):
+        info.dataset.rng = np.random.default_rng(worker_seed)
+
+
+class NoisyDataset(torch.utils.data.Dataset):
+    """Items that draw from every random source a data pipeline may use, to see which are seeded.
+
+    Item ``i`` is ``[i, torch.rand(), numpy.random.rand(), random.random(), self.rng.random()]``,
+    where ``self.rng`` is a ``numpy.random.Generator`` created (seeded) when the dataset is built.
+    It lives in the package so that DataLoader workers can import it on every platform.
+    Introduced in lesson 05.
+    """
+
+    def __init__(self, length: int = 8, seed: int = 0) -> None:
+        self.length = length
+        self.rng = np.random.default_rng(seed)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        if not 0 <= i < self.length:
+            raise IndexError(i)
+        values = [float(i), torch.rand(()).item(), np.random.rand(), random.random(), self.rng.random()]
+        return torch.tensor(values, dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class RngSnapshot:
+    """The state of every generator a training run draws from. Introduced in lesson 05."""
+
+    python: tuple
+    numpy: tuple
+    torch_cpu: torch.Tensor
+    torch_cuda: tuple[torch.Tensor, ...]
+
+    def state_dict(self) -> dict[str, object]:
+        """The snapshot as tensors, ints and tuples only, so ``torch.load(weights_only=True)`` reads it."""
+        name, keys, pos, has_gauss, cached = self.numpy
+        return {
+            "python": self.python,
+            "numpy": {
+                "name": name,
+                "keys": torch.from_numpy(keys.astype(np.int64)),
+                "pos": int(pos),
+                "has_gauss": int(has_gauss),
+                "cached_gaussian": float(cached),
+            },
+            "torch_cpu": self.torch_cpu,
+            "torch_cuda": list(self.torch_cuda),
+        }
+
+    @staticmethod
+    def from_state_dict(state: dict) -> RngSnapshot:
+        """The inverse of :meth:`state_dict`."""
+        missing = {"python", "numpy", "torch_cpu", "torch_cuda"} - set(state)
+        if missing:
+            raise KeyError(f"RNG state is missing {', '.join(sorted(missing))}")
+        n = state["numpy"]
+        keys = n["keys"].numpy().astype(np.uint32)
+        numpy_state = (n["name"], keys, n["pos"], n["has_gauss"], n["cached_gaussian"])
+        python_state = state["python"]
+        python_state = (python_state[0], tuple(python_state[1]), python_state[2])
+        return RngSnapshot(python_state, numpy_state, state["torch_cpu"], tuple(state["torch_cuda"]))
+
+
+def snapshot_rng() -> RngSnapshot:
+    """Copy the state of Python's ``random``, NumPy's global generator, torch's CPU generator and
+    every CUDA device's generator. Introduced in lesson 05.
+    """
+    cuda = tuple(torch.cuda.get_rng_state_all()) if torch.cuda.is_available() else ()
+    return RngSnapshot(
+        python=random.getstate(),
+        numpy=np.random.get_state(),
+        torch_cpu=torch.get_rng_state(),
+        torch_cuda=cuda,
+    )
+
+
+def restore_rng(snapshot: RngSnapshot) -> None:
+    """Put every generator back in the state :func:`snapshot_rng` recorded.
+
+    Raises ``ValueError`` if the snapshot holds a different number of CUDA devices than this
+    process sees (a checkpoint from a GPU machine restored on a CPU-only one, for example).
+    Introduced in lesson 05.
+    """
+    if not isinstance(snapshot, RngSnapshot):
+        raise TypeError(f"expected an RngSnapshot, not {type(snapshot).__name__}")
+    devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if len(snapshot.torch_cuda) != devices:
+        raise ValueError(
+            f"the snapshot holds {len(snapshot.torch_cuda)} CUDA generator states but this process "
+            f"sees {devices} CUDA devices"
+        )
+    random.setstate(snapshot.python)
+    np.random.set_state(snapshot.numpy)
+    torch.set_rng_state(snapshot.torch_cpu)
+    if devices:
+        torch.cuda.set_rng_state_all(list(snapshot.torch_cuda))
