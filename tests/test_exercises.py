@@ -16,6 +16,9 @@ RIGHT = {
     "03.1": 256.0,
     "03.2": 65504,
     "03.3": 2.0**-11,
+    "04.1": RuntimeError,
+    "04.2": float("nan"),
+    "04.3": ("CUBLAS_WORKSPACE_CONFIG", ":4096:8"),
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -28,6 +31,14 @@ WRONG = {
     "03.1": [257, 258, 255.0, "256"],
     "03.2": [65535, 65536, 65520, float("inf")],
     "03.3": [2.0**-10, 2.0**-24, -1.0, "2^-11"],
+    "04.1": ["RuntimeError", ValueError, Exception, 3],
+    "04.2": [0.0, "nan", float("inf")],
+    "04.3": [
+        ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
+        ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),
+        ("CUDA_LAUNCH_BLOCKING", "1"),
+        "x",
+    ],
 }
 
 

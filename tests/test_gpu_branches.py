@@ -3,7 +3,8 @@
 A CPU-only machine never executes a lesson's ``if torch.cuda.is_available():`` branch or its
 ``gpu``-tagged cells, so a typo there would first show on a GPU runner. Here each notebook's code
 runs in a fresh Python process with ``torch.cuda.is_available()`` replaced by ``True``, the device
-name by a label and the string ``"cuda"`` by ``"cpu"``: the branches must run to the end. This
+name by a label and the string ``"cuda"`` by ``"cpu"``, and with CUDA events and
+``torch.cuda.synchronize`` timed on the CPU clock: the branches must run to the end. This
 checks that the code runs, not what a GPU computes.
 """
 
@@ -22,8 +23,22 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 RUNNER = textwrap.dedent(
     """
-    import json, sys, traceback
+    import json, sys, time, traceback
     import matplotlib
+    import torch
+
+    class Event:  # torch.cuda.Event and synchronize, on the CPU clock
+        def __init__(self, enable_timing=False):
+            self.t = None
+        def record(self, stream=None):
+            self.t = time.perf_counter()
+        def elapsed_time(self, other):
+            return (other.t - self.t) * 1000.0
+        def synchronize(self):
+            pass
+
+    torch.cuda.Event = Event
+    torch.cuda.synchronize = lambda device=None: None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plt.show = lambda *a, **k: plt.close("all")

@@ -6,6 +6,7 @@ Introduced in lesson ``01_floating_point_non_associativity``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -187,6 +188,44 @@ def _ex_03_3(answer: object) -> tuple[bool, str]:
     return True, "u = 2^-11 = 4.88e-4, the same as float16 and 8192 times float32's."
 
 
+def _ex_04_1(answer: object) -> tuple[bool, str]:
+    if isinstance(answer, str):
+        return False, "answer with the class itself, without quotes (for example ValueError)."
+    if not (isinstance(answer, type) and issubclass(answer, BaseException)):
+        return False, "answer with an exception class, such as ValueError."
+    if answer is not RuntimeError:
+        return (
+            False,
+            "run Tensor.put_ under deterministic mode (section 4.3) and look at the exception's type.",
+        )
+    return True, "RuntimeError, whose message says '... does not have a deterministic implementation'."
+
+
+def _ex_04_2(answer: object) -> tuple[bool, str]:
+    if not _is_number(answer):
+        return False, "answer with a float (float('nan') and float('inf') are floats too)."
+    if not math.isnan(answer):
+        return False, "look at torch.empty(4) inside deterministic_mode() in section 4.2."
+    return True, "NaN: reading it by mistake poisons every result, so the mistake shows instead of varying."
+
+
+def _ex_04_3(answer: object) -> tuple[bool, str]:
+    if not (
+        isinstance(answer, (tuple, list)) and len(answer) == 2 and all(isinstance(a, str) for a in answer)
+    ):
+        return False, "answer with a tuple of two strings: (name, value)."
+    name, value = answer[0].strip(), answer[1].strip()
+    if name != "CUBLAS_WORKSPACE_CONFIG":
+        return False, "the variable is named after the library it configures, in capitals (section 4.2)."
+    if value in ("4096:8", "16:8"):
+        return False, "the leading colon is part of the value: ':4096:8' (without it, cuBLAS rejects it)."
+    if value == ":16:8":
+        return False, "':16:8' works too, with less memory, but the notes give another value first."
+    if value != ":4096:8":
+        return False, "the value is ':<size in KiB>:<number of buffers>'; the notes give ':4096:8' first."
+    return True, "CUBLAS_WORKSPACE_CONFIG=:4096:8, set before the first cuBLAS handle exists."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -198,6 +237,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "03.1": ("the value of 257 rounded to bfloat16", _ex_03_1),
     "03.2": ("the largest finite float16 value", _ex_03_2),
     "03.3": ("the unit roundoff of TF32 (a float)", _ex_03_3),
+    "04.1": ("the exception class raised where no deterministic implementation exists", _ex_04_1),
+    "04.2": ("the float that fills torch.empty under deterministic mode", _ex_04_2),
+    "04.3": ("a tuple (name, value) for deterministic cuBLAS", _ex_04_3),
 }
 
 
