@@ -1,9 +1,16 @@
 """The exercise checkers accept right answers, reject wrong ones with a useful message."""
 
 import pytest
+import torch
 
 from helpers import check
 from helpers.exercises import batch_invariance_failures, exercise_ids
+
+
+def _drawn_from(g: torch.Generator) -> torch.Generator:
+    torch.rand(1, generator=g)
+    return g
+
 
 RIGHT = {
     "01.1": 2**24,
@@ -19,6 +26,9 @@ RIGHT = {
     "04.1": RuntimeError,
     "04.2": float("nan"),
     "04.3": ("CUBLAS_WORKSPACE_CONFIG", ":4096:8"),
+    "05.1": {"torch cpu", "torch cuda"},
+    "05.2": torch.Generator().manual_seed(42),
+    "05.3": 4,
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -33,6 +43,9 @@ WRONG = {
     "03.3": [2.0**-10, 2.0**-24, -1.0, "2^-11"],
     "04.1": ["RuntimeError", ValueError, Exception, 3],
     "04.2": [0.0, "nan", float("inf")],
+    "05.1": [{"torch cpu"}, {"torch cpu", "torch cuda", "numpy"}, "torch cpu", {"jax"}],
+    "05.2": [torch.Generator().manual_seed(41), 42, _drawn_from(torch.Generator().manual_seed(42))],
+    "05.3": [0, 1, 2, 3, 5, "4"],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

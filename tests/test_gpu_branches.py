@@ -3,7 +3,7 @@
 A CPU-only machine never executes a lesson's ``if torch.cuda.is_available():`` branch or its
 ``gpu``-tagged cells, so a typo there would first show on a GPU runner. Here each notebook's code
 runs in a fresh Python process with ``torch.cuda.is_available()`` replaced by ``True``, the device
-name by a label and the string ``"cuda"`` by ``"cpu"``, and with CUDA events and
+name by a label and the string ``"cuda"`` (in either quotes) by ``"cpu"``, and with CUDA events and
 ``torch.cuda.synchronize`` timed on the CPU clock: the branches must run to the end. This
 checks that the code runs, not what a GPU computes.
 """
@@ -61,6 +61,7 @@ def as_if_cuda(source: str) -> str:
         source.replace("torch.cuda.is_available()", "True")
         .replace("torch.cuda.get_device_name(0)", "'cuda mapped to cpu'")
         .replace('"cuda"', '"cpu"')
+        .replace("'cuda'", "'cpu'")
     )
 
 

@@ -45,12 +45,7 @@ def seed_everything(seed: int) -> dict[str, object]:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device (lazily, if CUDA is not initialised yet)
-    return {
-        "random": seed,
-        "numpy.random (global)": seed,
-        "torch (CPU)": seed,
-        "torch (CUDA devices)": torch.cuda.device_count() if torch.cuda.is_available() else 0,
-    }
+    return {"random": seed, "numpy.random (global)": seed, "torch (CPU and every CUDA device)": seed}
 
 
 def deterministic_flags() -> dict[str, object]:

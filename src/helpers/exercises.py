@@ -226,6 +226,49 @@ def _ex_04_3(answer: object) -> tuple[bool, str]:
     return True, "CUBLAS_WORKSPACE_CONFIG=:4096:8, set before the first cuBLAS handle exists."
 
 
+def _ex_05_1(answer: object) -> tuple[bool, str]:
+    choices = {"torch cpu", "torch cuda", "python random", "numpy"}
+    if not (isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(a, str) for a in answer)):
+        return False, f"answer with a set of strings chosen from {sorted(choices)}."
+    given = {a.strip().lower() for a in answer}
+    if not given <= choices:
+        return False, f"use only these names: {sorted(choices)}."
+    if given & {"python random", "numpy"}:
+        return False, "section 5.1 draws from random and NumPy after torch.manual_seed: did they repeat?"
+    if given != {"torch cpu", "torch cuda"}:
+        return (
+            False,
+            "torch.manual_seed reaches more than one of PyTorch's generators: read section 5.1 again.",
+        )
+    return True, "the CPU generator and every CUDA device's; random and NumPy need their own seeds."
+
+
+def _ex_05_2(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, torch.Generator):
+        return False, "answer with a torch.Generator object, for example torch.Generator()."
+    if answer.device.type != "cpu":
+        return False, "make it a CPU generator (the default device)."
+    if answer.initial_seed() != 42:
+        return False, f"its seed is {answer.initial_seed()}: call .manual_seed(42) on it."
+    if not torch.equal(answer.get_state(), torch.Generator().manual_seed(42).get_state()):
+        return False, "it is seeded with 42 but something has already drawn from it."
+    return True, "torch.Generator().manual_seed(42): pass it as generator= to any random function."
+
+
+def _ex_05_3(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer <= 4:
+        return False, "answer with a column number from 0 to 4."
+    if answer == 0:
+        return False, "column 0 is the item's index, which is not random at all."
+    if answer != 4:
+        return (
+            False,
+            "the DataLoader seeds that source in every worker; "
+            "which generator did the dataset create itself?",
+        )
+    return True, "column 4: the dataset's own numpy Generator, copied into every worker in the same state."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -240,6 +283,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "04.1": ("the exception class raised where no deterministic implementation exists", _ex_04_1),
     "04.2": ("the float that fills torch.empty under deterministic mode", _ex_04_2),
     "04.3": ("a tuple (name, value) for deterministic cuBLAS", _ex_04_3),
+    "05.1": ("a set of the generators torch.manual_seed seeds", _ex_05_1),
+    "05.2": ("a torch.Generator seeded with 42", _ex_05_2),
+    "05.3": ("the column that repeats across DataLoader workers", _ex_05_3),
 }
 
 
