@@ -1,0 +1,89 @@
+"""helpers.moving: moving nested structures, and finding tensors a module move leaves behind."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict, namedtuple
+
+import pytest
+import torch
+
+from helpers.moving import Stray, check_one_device, move, stray_tensors
+
+Pair = namedtuple("Pair", "left right")
+
+
+@dataclasses.dataclass
+class Batch:
+    images: torch.Tensor
+    labels: torch.Tensor
+    note: str = "kept"
+
+
+def test_move_walks_every_container_and_keeps_its_type():
+    data = {
+        "list": [torch.ones(2), 3],
+        "tuple": (torch.zeros(1),),
+        "pair": Pair(torch.ones(1), "x"),
+        "batch": Batch(torch.ones(2, 2), torch.tensor([1, 2])),
+        "ordered": OrderedDict(a=torch.ones(1)),
+    }
+    moved = move(data, "meta", torch.float64)
+    assert moved["list"][0].device.type == "meta" and moved["list"][0].dtype == torch.float64
+    assert moved["list"][1] == 3 and isinstance(moved["tuple"], tuple)
+    assert isinstance(moved["pair"], Pair) and moved["pair"].right == "x"
+    assert isinstance(moved["batch"], Batch) and moved["batch"].note == "kept"
+    assert moved["batch"].labels.dtype == torch.int64  # integers keep their dtype
+    assert isinstance(moved["ordered"], OrderedDict)
+    assert data["list"][0].device.type == "cpu"  # the original is untouched
+
+
+def test_move_returns_a_tensor_already_in_place_itself():
+    t = torch.ones(3)
+    assert move(t, "cpu") is t and move([t], "cpu")[0] is t
+
+
+def test_move_rejects_nothing_to_do_and_integer_dtypes():
+    with pytest.raises(ValueError, match="device, a dtype"):
+        move(torch.ones(1))
+    with pytest.raises(ValueError, match="floating-point"):
+        move(torch.ones(1), dtype=torch.int32)
+
+
+class Leaky(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+        self.register_buffer("scale", torch.ones(2), persistent=False)
+        self.offset = torch.zeros(2)  # a plain attribute: .to() does not move it
+        self.table = {"a": torch.ones(1), "b": [torch.ones(1)]}
+
+
+def test_stray_tensors_names_plain_attributes_and_containers():
+    strays = stray_tensors(Leaky())
+    assert [s.name for s in strays] == ["offset", "table['a']", "table['b'][0]"]
+    assert all(s.device.type == "cpu" for s in strays) and str(strays[0]) == "offset (cpu)"
+    nested = torch.nn.Sequential(Leaky())
+    assert [s.name for s in stray_tensors(nested)][0] == "0.offset"
+
+
+def test_check_one_device_names_the_offenders():
+    module = Leaky()
+    assert check_one_device(module) == torch.device("cpu")
+    module.to("meta")  # parameters and buffers move, the strays stay on the CPU
+    with pytest.raises(ValueError) as err:
+        check_one_device(module)
+    message = str(err.value)
+    assert "not on meta" in message and "offset (not a parameter or buffer) on cpu" in message
+    assert "linear.weight" not in message and "scale" not in message
+
+
+def test_check_one_device_on_a_clean_module_and_bad_input():
+    assert check_one_device(torch.nn.Linear(2, 2).to("meta")) == torch.device("meta")
+    with pytest.raises(ValueError, match="no tensors"):
+        check_one_device(torch.nn.ReLU())
+    with pytest.raises(TypeError):
+        check_one_device(torch.ones(1))
+    with pytest.raises(TypeError):
+        stray_tensors("model")
+    assert Stray("x", torch.device("cpu")).name == "x"
