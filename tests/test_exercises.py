@@ -12,6 +12,24 @@ def _drawn_from(g: torch.Generator) -> torch.Generator:
     return g
 
 
+class _OffsetBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("offset", torch.zeros(3), persistent=False)
+
+
+class _OffsetSaved(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("offset", torch.zeros(3))
+
+
+class _OffsetAttribute(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.offset = torch.zeros(3)
+
+
 RIGHT = {
     "01.1": 2**24,
     "01.2": (1e8, -1e8, 1.0),
@@ -29,6 +47,9 @@ RIGHT = {
     "05.1": {"torch cpu", "torch cuda"},
     "05.2": torch.Generator().manual_seed(42),
     "05.3": 4,
+    "06.1": True,
+    "06.2": _OffsetBuffer,
+    "06.3": ["load weights", "move model", "build optimizer"],
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -46,6 +67,9 @@ WRONG = {
     "05.1": [{"torch cpu"}, {"torch cpu", "torch cuda", "numpy"}, "torch cpu", {"jax"}],
     "05.2": [torch.Generator().manual_seed(41), 42, _drawn_from(torch.Generator().manual_seed(42))],
     "05.3": [0, 1, 2, 3, 5, "4"],
+    "06.1": [False, "True", 1],
+    "06.2": [_OffsetAttribute, _OffsetSaved, _OffsetBuffer(), torch.nn.Linear, int],
+    "06.3": [["load weights", "build optimizer", "move model"], ["move model"], "build optimizer"],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

@@ -104,3 +104,15 @@ def test_importing_the_executor_hides_no_device(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     importlib.reload(execute)
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def test_expect_errors_tags_only_cells_marked_to_raise():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("# NBVAL_RAISES_EXCEPTION\n1 / 0"),
+        nbformat.v4.new_code_cell("x = 1  # NBVAL_RAISES_EXCEPTION is not on a line of its own"),
+        nbformat.v4.new_markdown_cell("# NBVAL_RAISES_EXCEPTION"),
+    ]
+    tagged = execute.expect_errors(nb)
+    assert tagged == [nb.cells[0]] and nb.cells[0].metadata["tags"] == ["raises-exception"]
+    assert "tags" not in nb.cells[1].metadata and "tags" not in nb.cells[2].metadata

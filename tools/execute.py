@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import sys
 import time
 import uuid
@@ -67,10 +68,30 @@ def stable_widget_ids(text: str, nb: nbformat.NotebookNode, name: str) -> str:
     return text
 
 
+RAISES_MARKER = re.compile(r"^\s*#\s*NBVAL_RAISES_EXCEPTION\s*$", re.M)
+RAISES_TAG = "raises-exception"
+
+
+def expect_errors(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """Tag the cells marked ``# NBVAL_RAISES_EXCEPTION`` so that nbclient stores their error and goes on.
+
+    Returns the cells tagged here; the tag is taken off again before saving, because nbval warns
+    when a marker and a tag say the same thing.
+    """
+    tagged = []
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "code" and RAISES_MARKER.search(cell.source) and RAISES_TAG not in tags:
+            cell.metadata["tags"] = [*tags, RAISES_TAG]
+            tagged.append(cell)
+    return tagged
+
+
 def run_and_save(path: Path) -> float:
     """Execute one notebook in its own folder from a fresh kernel, save it, return the seconds taken."""
     nb = nbformat.read(path, as_version=4)
     clear_outputs(nb)
+    tagged = expect_errors(nb)
     client = NotebookClient(
         nb,
         timeout=600,
@@ -83,6 +104,10 @@ def run_and_save(path: Path) -> float:
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
+    for cell in tagged:
+        cell.metadata["tags"].remove(RAISES_TAG)
+        if not cell.metadata["tags"]:
+            del cell.metadata["tags"]
     strip_metadata(nb)
     path.write_text(stable_widget_ids(dumps(nb), nb, path.name), encoding="utf-8")
     return seconds
