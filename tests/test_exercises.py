@@ -50,6 +50,9 @@ RIGHT = {
     "06.1": True,
     "06.2": _OffsetBuffer,
     "06.3": ["load weights", "move model", "build optimizer"],
+    "07.1": "cpu",
+    "07.2": "_orig_mod.",
+    "07.3": torch.serialization.safe_globals,
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -70,6 +73,9 @@ WRONG = {
     "06.1": [False, "True", 1],
     "06.2": [_OffsetAttribute, _OffsetSaved, _OffsetBuffer(), torch.nn.Linear, int],
     "06.3": [["load weights", "build optimizer", "move model"], ["move model"], "build optimizer"],
+    "07.1": ["cuda", "cuda:0", 0, None.__class__],
+    "07.2": ["_orig_mod", "module.", "orig"],
+    "07.3": ["safe_globals", torch.serialization.add_safe_globals, torch.load],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

@@ -321,6 +321,53 @@ def _ex_06_3(answer: object) -> tuple[bool, str]:
     )
 
 
+def _ex_07_1(answer: object) -> tuple[bool, str]:
+    if isinstance(answer, str) and answer.strip().lower() == "cpu":
+        return True, "map_location='cpu' (or torch.device('cpu')): every storage goes to the CPU."
+    if isinstance(answer, torch.device) and answer.type == "cpu":
+        return True, "torch.device('cpu') (or just 'cpu'): every storage goes to the CPU."
+    if isinstance(answer, str) and answer.strip().lower().startswith("cuda"):
+        return False, "that is where the storages already want to go; redirect them to the other device."
+    return False, "answer with a device: a string such as 'cuda:0', or a torch.device."
+
+
+def _ex_07_2(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str):
+        return False, "answer with a string."
+    if answer == "_orig_mod":
+        return False, "almost: the dot that joins it to the next name is part of the prefix."
+    if answer == "module.":
+        return False, "that is the DataParallel/DDP prefix; torch.compile uses another one."
+    if answer != "_orig_mod.":
+        return (
+            False,
+            "print the keys of compiled.state_dict() in section 7.4 and compare them with the plain model's.",
+        )
+    return True, "consume_prefix_in_state_dict_if_present(state, '_orig_mod.') strips it in place."
+
+
+def _ex_07_3(answer: object) -> tuple[bool, str]:
+    import torch.serialization as ser
+
+    if isinstance(answer, str):
+        return (
+            False,
+            "answer with the function itself, for example torch.serialization.some_name, without quotes.",
+        )
+    if answer is ser.add_safe_globals:
+        return (
+            False,
+            "that one allows the class for the rest of the process; "
+            "the question asks for the context manager.",
+        )
+    if answer is not ser.safe_globals:
+        return (
+            False,
+            "look at section 7.3: the function takes a list of classes and is used in a with statement.",
+        )
+    return True, "with torch.serialization.safe_globals([RunConfig]): torch.load(path)."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -341,6 +388,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "06.1": ("True or False", _ex_06_1),
     "06.2": ("a module class whose offset moves but is not saved", _ex_06_2),
     "06.3": ("the three steps in order", _ex_06_3),
+    "07.1": ("the map_location that loads onto the CPU", _ex_07_1),
+    "07.2": ("the prefix torch.compile adds to state_dict keys", _ex_07_2),
+    "07.3": ("the torch.serialization function that allows a class within a with block", _ex_07_3),
 }
 
 
