@@ -43,7 +43,9 @@ RUNNER = textwrap.dedent(
     import matplotlib.pyplot as plt
     plt.show = lambda *a, **k: plt.close("all")
     cells = json.loads(sys.stdin.read())
-    namespace = {"display": lambda *a, **k: None, "__name__": "__main__"}
+    import __main__  # run the cells in __main__, as IPython does, so that pickling finds their classes
+    namespace = __main__.__dict__
+    namespace["display"] = lambda *a, **k: None
     for i, (source, may_raise) in enumerate(cells):
         try:
             exec(compile(source, f"<code cell {i}>", "exec"), namespace)
