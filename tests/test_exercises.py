@@ -53,6 +53,9 @@ RIGHT = {
     "07.1": "cpu",
     "07.2": "_orig_mod.",
     "07.3": torch.serialization.safe_globals,
+    "08.1": lambda n: 2 * n**3,
+    "08.2": 1 / 12,
+    "08.3": 1,
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -76,6 +79,9 @@ WRONG = {
     "07.1": ["cuda", "cuda:0", 0, None.__class__],
     "07.2": ["_orig_mod", "module.", "orig"],
     "07.3": ["safe_globals", torch.serialization.add_safe_globals, torch.load],
+    "08.1": [lambda n: n**3, lambda n: 2 * n**2, lambda: 1, 2],
+    "08.2": [1 / 8, 1 / 4, 12, "1/12"],
+    "08.3": [2, 0, "1", True],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

@@ -4,7 +4,8 @@ A CPU-only machine never executes a lesson's ``if torch.cuda.is_available():`` b
 ``gpu``-tagged cells, so a typo there would first show on a GPU runner. Here each notebook's code
 runs in a fresh Python process with ``torch.cuda.is_available()`` replaced by ``True``, the device
 name by a label and the string ``"cuda"`` (in either quotes) by ``"cpu"``, and with CUDA events and
-``torch.cuda.synchronize`` timed on the CPU clock: the branches must run to the end. This
+``torch.cuda.synchronize`` timed on the CPU clock and ``pin_memory`` a no-op: the branches must run
+to the end. This
 checks that the code runs, not what a GPU computes.
 """
 
@@ -39,6 +40,7 @@ RUNNER = textwrap.dedent(
 
     torch.cuda.Event = Event
     torch.cuda.synchronize = lambda device=None: None
+    torch.Tensor.pin_memory = lambda self, device=None: self  # nothing to pin for without a GPU
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plt.show = lambda *a, **k: plt.close("all")

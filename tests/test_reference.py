@@ -19,6 +19,7 @@ from helpers.reference import (
     has_gpu_reference,
     load_gpu_reference,
     recorded,
+    recorded_sweeps,
     reference_dir,
     validate_reference,
 )
@@ -145,3 +146,15 @@ def test_recorded_says_when_nothing_ships(monkeypatch, tmp_path):
     monkeypatch.setattr("helpers.reference.reference_dir", lambda: tmp_path)
     table = recorded("sum_orders")
     assert "nothing recorded yet" in table.title and "make record-gpu" in str(table)
+
+
+def test_recorded_sweeps_become_plot_series(valid, monkeypatch, tmp_path):
+    series = recorded_sweeps(valid)
+    matmul, elementwise = series["matmul"], series["elementwise"]
+    assert len(matmul) == 2 and all("recorded" in label for label in [*matmul, *elementwise])
+    sizes, gflops = next(iter(matmul.values()))
+    assert sizes == [r["n"] for r in valid["measurements"]["matmul_sweep"]["value"]] and all(
+        g > 0 for g in gflops
+    )
+    monkeypatch.setattr("helpers.reference.reference_dir", lambda: tmp_path)
+    assert recorded_sweeps() is None

@@ -368,6 +368,44 @@ def _ex_07_3(answer: object) -> tuple[bool, str]:
     return True, "with torch.serialization.safe_globals([RunConfig]): torch.load(path)."
 
 
+def _ex_08_1(answer: object) -> tuple[bool, str]:
+    if not callable(answer):
+        return False, "answer with a function of n, for example lambda n: n**2."
+    try:
+        values = {n: answer(n) for n in (1, 2, 10, 512)}
+    except Exception as exc:  # the learner's function: report any failure as a hint
+        return False, f"calling it failed: {type(exc).__name__}: {exc}"
+    if values == {n: n**3 for n in values}:
+        return False, "n**3 counts the multiplications only; each term is also added."
+    if values != {n: 2 * n**3 for n in values}:
+        return (
+            False,
+            "each of the n*n results is a dot product of n terms: n multiplications and about n additions.",
+        )
+    return True, "2 n^3: n^2 dot products of n multiply-adds each."
+
+
+def _ex_08_2(answer: object) -> tuple[bool, str]:
+    if not _is_number(answer):
+        return False, "answer with a number."
+    if math.isclose(answer, 1 / 8) or math.isclose(answer, 1 / 4):
+        return False, "count every byte moved: two float32 reads and one float32 write."
+    if not math.isclose(answer, 1 / 12, rel_tol=1e-3):
+        return False, "one FLOP per element; bytes per element = 3 values x 4 bytes."
+    return True, "1/12 FLOP per byte: far below any machine's ridge point, so memory-bound everywhere."
+
+
+def _ex_08_3(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with an int (a number of threads)."
+    if answer != 1:
+        return False, "see section 8.1: Timer does not use torch.get_num_threads() by default."
+    return (
+        True,
+        "one thread, so that results compare across machines; pass num_threads to measure your setting.",
+    )
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -391,6 +429,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "07.1": ("the map_location that loads onto the CPU", _ex_07_1),
     "07.2": ("the prefix torch.compile adds to state_dict keys", _ex_07_2),
     "07.3": ("the torch.serialization function that allows a class within a with block", _ex_07_3),
+    "08.1": ("a function of n giving the FLOPs of an n x n matrix product", _ex_08_1),
+    "08.2": ("the arithmetic intensity of a + b in float32", _ex_08_2),
+    "08.3": ("the number of threads Timer uses by default", _ex_08_3),
 }
 
 

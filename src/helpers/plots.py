@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # matplotlib is imported lazily; these names are for type che
 
 from helpers.floats import _check_float_dtype, ulp
 
-__all__ = ["plot_error_growth", "plot_sum_spread", "plot_ulp"]
+__all__ = ["plot_error_growth", "plot_roofline", "plot_sum_spread", "plot_sweeps", "plot_ulp"]
 
 
 def plot_ulp(
@@ -103,5 +103,63 @@ def plot_error_growth(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_sweeps(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    xlabel: str,
+    ylabel: str,
+    title: str = "",
+) -> tuple[Figure, Axes]:
+    """Several size sweeps on log-log axes: ``series`` maps a label to (sizes, values).
+
+    Labels that contain "recorded" are drawn dashed, so live and recorded data never look alike.
+    Introduced in lesson 08.
+    """
+    import matplotlib.pyplot as plt
+
+    if not series:
+        raise ValueError("series is empty")
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for label, (xs, ys) in series.items():
+        if len(xs) != len(ys) or len(xs) == 0:
+            raise ValueError(f"{label!r}: {len(xs)} sizes for {len(ys)} values")
+        ax.loglog(xs, ys, "o--" if "recorded" in label else "o-", label=label, markersize=4)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_roofline(
+    points: Mapping[str, tuple[float, float]], peak_gflops: float, peak_gbps: float, title: str = ""
+) -> tuple[Figure, Axes]:
+    """A roofline: attained GFLOP/s against arithmetic intensity (FLOPs per byte), under two ceilings.
+
+    The ceilings are ``peak_gbps * intensity`` (memory bound) and ``peak_gflops`` (compute bound);
+    they meet at the ridge point ``peak_gflops / peak_gbps``. Introduced in lesson 08.
+    """
+    import matplotlib.pyplot as plt
+
+    if not (peak_gflops > 0 and peak_gbps > 0):
+        raise ValueError("the peaks must be positive")
+    ridge = peak_gflops / peak_gbps
+    intensities = [i for i, _ in points.values()] + [ridge]
+    low, high = min(intensities) / 4, max(intensities) * 4
+    xs = torch.logspace(torch.log10(torch.tensor(low)).item(), torch.log10(torch.tensor(high)).item(), 200)
+    roof = torch.minimum(xs * peak_gbps, torch.full_like(xs, peak_gflops))
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    ax.loglog(xs, roof, color="black", linewidth=1.2, label="roof: min(bandwidth x intensity, peak)")
+    ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
+    for label, (intensity, gflops) in points.items():
+        ax.loglog([intensity], [gflops], "o", label=label)
+    ax.set_xlabel("arithmetic intensity (FLOPs per byte)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(title)
+    ax.legend(fontsize="x-small")
     fig.tight_layout()
     return fig, ax

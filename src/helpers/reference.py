@@ -23,6 +23,7 @@ __all__ = [
     "has_gpu_reference",
     "load_gpu_reference",
     "recorded",
+    "recorded_sweeps",
     "reference_dir",
     "validate_reference",
 ]
@@ -209,3 +210,32 @@ def recorded(name: str, data: dict | None = None) -> Table:
         rows = [[row.get(h, "") for h in headers] for row in flat]
         return Table(headers, rows, title=f"{title} [{entry['unit']}]")
     return Table(["field", "value"], _flatten(value), title=f"{title} [{entry['unit']}]")
+
+
+def recorded_sweeps(data: dict | None = None) -> dict[str, dict[str, tuple[list[int], list[float]]]] | None:
+    """The recorded GPU size sweeps as plot series, or None where no recording ships.
+
+    Returns ``{"matmul": {label: (sizes, GFLOP/s)}, "elementwise": {label: (sizes, GB/s)}}`` with
+    labels that say "recorded", for :func:`helpers.plots.plot_sweeps`. Introduced in lesson 08.
+    """
+    if data is None:
+        if not has_gpu_reference():
+            return None
+        data = load_gpu_reference()
+    else:
+        validate_reference(data)
+    gpu = data["provenance"]["device_name"]
+    matmul = data["measurements"]["matmul_sweep"]["value"]
+    elementwise = data["measurements"]["elementwise_sweep"]["value"]
+    return {
+        "matmul": {
+            f"{gpu} {dtype} (recorded)": (
+                [r["n"] for r in matmul],
+                [r[dtype]["tflops"] * 1e3 for r in matmul],
+            )
+            for dtype in ("float32", "bfloat16")
+        },
+        "elementwise": {
+            f"{gpu} (recorded)": ([r["n"] for r in elementwise], [r["gb_per_s"] for r in elementwise])
+        },
+    }

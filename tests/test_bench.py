@@ -1,0 +1,77 @@
+"""helpers.bench and the performance plots: timings, sweeps, rates."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from helpers.bench import SweepPoint, Timing, gb_per_s, gflop_per_s, sweep, sweep_table, time_call  # noqa: E402
+from helpers.plots import plot_roofline, plot_sweeps  # noqa: E402
+
+
+def test_time_call_measures_a_sleep_of_known_length():
+    import time
+
+    t = time_call(lambda: time.sleep(0.002), min_run_time=0.05)
+    assert 0.0018 < t.median < 0.01 and t.runs >= 3 and t.spread >= 0
+
+
+def test_time_call_rejects_bad_input():
+    with pytest.raises(TypeError):
+        time_call(3)
+    with pytest.raises(ValueError):
+        time_call(lambda: None, min_run_time=0)
+
+
+def test_rates():
+    assert gflop_per_s(2e9, 0.5) == 4.0 and gb_per_s(1e9, 2.0) == 0.5
+    with pytest.raises(ValueError):
+        gflop_per_s(1.0, 0.0)
+    with pytest.raises(ValueError):
+        gb_per_s(1.0, -1.0)
+    assert SweepPoint(1, Timing(0.5, 0.0, 3), 1e9).rate == 2.0
+    assert Timing(0.0, 1.0, 1).spread == float("inf")
+
+
+def test_sweep_times_every_size_and_warms_up_first():
+    calls = []
+
+    def make(n):
+        x = torch.ones(n)
+        calls.append(n)
+        return lambda: x.sum()
+
+    points = sweep(make, [10, 1000], work=lambda n: 4 * n, min_run_time=0.01)
+    assert [p.size for p in points] == [10, 1000] and calls == [10, 1000]
+    assert all(p.timing.median > 0 and p.work == 4 * p.size for p in points)
+    table = sweep_table(points, "GB/s", title="t")
+    assert table.headers[-1] == "GB/s" and len(table.rows) == 2
+    with pytest.raises(ValueError):
+        sweep(make, [], work=lambda n: n)
+
+
+def test_sweep_plots_dash_recorded_series():
+    fig, ax = plot_sweeps(
+        {"CPU (live)": ([1, 2], [3, 4]), "GPU (recorded)": ([1, 2], [5, 6])}, "n", "GFLOP/s"
+    )
+    styles = [line.get_linestyle() for line in ax.get_lines()]
+    assert styles == ["-", "--"]
+    plt.close(fig)
+    with pytest.raises(ValueError):
+        plot_sweeps({}, "x", "y")
+    with pytest.raises(ValueError):
+        plot_sweeps({"a": ([1], [1, 2])}, "x", "y")
+
+
+def test_roofline_ceilings_meet_at_the_ridge():
+    fig, ax = plot_roofline({"op": (0.1, 1.0)}, peak_gflops=100.0, peak_gbps=10.0)
+    xs, ys = ax.get_lines()[0].get_data()
+    assert max(ys) == pytest.approx(100.0) and ys[0] == pytest.approx(xs[0] * 10.0, rel=1e-5)
+    plt.close(fig)
+    with pytest.raises(ValueError):
+        plot_roofline({"op": (1.0, 1.0)}, 0.0, 1.0)
