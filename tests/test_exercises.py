@@ -56,6 +56,9 @@ RIGHT = {
     "08.1": lambda n: 2 * n**3,
     "08.2": 1 / 12,
     "08.3": 1,
+    "09.1": 2,
+    "09.2": 4,
+    "09.3": torch.inference_mode,
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -82,6 +85,9 @@ WRONG = {
     "08.1": [lambda n: n**3, lambda n: 2 * n**2, lambda: 1, 2],
     "08.2": [1 / 8, 1 / 4, 12, "1/12"],
     "08.3": [2, 0, "1", True],
+    "09.1": [4, 1, "2", 2.0],
+    "09.2": [0.25, 2, "4"],
+    "09.3": [torch.no_grad, "torch.inference_mode", torch.enable_grad],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

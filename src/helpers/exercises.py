@@ -406,6 +406,46 @@ def _ex_08_3(answer: object) -> tuple[bool, str]:
     )
 
 
+def _ex_09_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with an int (a number of threads)."
+    if answer == 4:
+        return False, "both variables are set: which one takes precedence (section 9.2)?"
+    if answer != 2:
+        return False, "PyTorch reads the variables at start-up: look at the precedence table in section 9.2."
+    return True, "2: MKL_NUM_THREADS takes precedence over OMP_NUM_THREADS; set_num_threads beats both."
+
+
+def _ex_09_2(answer: object) -> tuple[bool, str]:
+    if not _is_number(answer):
+        return False, "answer with a number."
+    if answer == 0.25:
+        return (
+            False,
+            "that is the size of the result relative to float32; "
+            "the question asks by what factor it shrinks.",
+        )
+    if answer != 4:
+        return False, "float32 takes 4 bytes per value, int8 one byte."
+    return True, "4x: one byte per weight instead of four."
+
+
+def _ex_09_3(answer: object) -> tuple[bool, str]:
+    if isinstance(answer, str):
+        return False, "answer with the function itself, without quotes."
+    if answer is torch.no_grad:
+        return (
+            False,
+            "no_grad stops recording, but its results can enter autograd later; which one forbids that?",
+        )
+    if answer is not torch.inference_mode:
+        return False, "section 9.3 compares two context managers: the answer is the stricter one."
+    return (
+        True,
+        "torch.inference_mode: tensors made inside it are inference tensors, cheaper and autograd-proof.",
+    )
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -432,6 +472,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "08.1": ("a function of n giving the FLOPs of an n x n matrix product", _ex_08_1),
     "08.2": ("the arithmetic intensity of a + b in float32", _ex_08_2),
     "08.3": ("the number of threads Timer uses by default", _ex_08_3),
+    "09.1": ("the number of intra-op threads", _ex_09_1),
+    "09.2": ("the factor by which int8 shrinks float32 weights", _ex_09_2),
+    "09.3": ("the context manager that also forbids later autograd use", _ex_09_3),
 }
 
 
