@@ -78,7 +78,7 @@ def test_roofline_ceilings_meet_at_the_ridge():
 
 
 def test_progress_appears_only_for_long_sweeps(capsys):
-    sweep(lambda n: (lambda: None), [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=60.0)
+    sweep(lambda n: lambda: None, [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=60.0)
     assert capsys.readouterr().out == ""  # a short sweep prints nothing
-    sweep(lambda n: (lambda: None), [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=0.0)
+    sweep(lambda n: lambda: None, [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=0.0)
     assert "sweep: 1/2 sizes done" in capsys.readouterr().out
