@@ -80,3 +80,45 @@ def test_default_tolerances():
     assert default_tolerances(torch.bfloat16) == (1.6e-2, 1e-5)
     with pytest.raises(TypeError):
         default_tolerances(torch.int32)
+
+
+def test_reduction_tolerances_grow_with_k_and_never_undercut_the_default():
+    from helpers.compare import reduction_tolerances
+
+    small, _ = reduction_tolerances(torch.float32, 1)
+    assert small == default_tolerances(torch.float32)[0]
+    big, atol = reduction_tolerances(torch.float32, 4096, scale=10.0)
+    assert big == pytest.approx(4 * 2.0**-24 * 64) and atol == pytest.approx(10 * big)
+    with pytest.raises(ValueError):
+        reduction_tolerances(torch.float32, 0)
+    with pytest.raises(ValueError):
+        reduction_tolerances(torch.float32, 4, scale=0.0)
+
+
+def test_reduction_tolerances_accept_any_order_and_reject_a_real_error():
+    from helpers.compare import reduction_tolerances
+
+    g = torch.Generator().manual_seed(0)
+    for k in (64, 1024, 8192):
+        a, b = torch.randn(32, k, generator=g), torch.randn(k, 32, generator=g)
+        exact = a.double() @ b.double()
+        rtol, atol = reduction_tolerances(torch.float32, k, scale=exact.abs().mean().item())
+        torch.testing.assert_close((a @ b).double(), exact, rtol=rtol, atol=atol)
+        wrong = (a @ b).double() * (1 + 1e-3)
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(wrong, exact, rtol=rtol, atol=atol)
+
+
+def test_compare_with_explicit_tolerances_and_named():
+    from helpers.compare import compare_named
+
+    a, b = torch.ones(3), torch.ones(3) * (1 + 1e-4)
+    assert not compare(a, b).close and compare(a, b, rtol=1e-3, atol=0.0).close
+    with pytest.raises(ValueError, match="both"):
+        compare(a, b, rtol=1e-3)
+    named = compare_named({"x": a, "y": a}, {"x": b, "y": a}, {"x": (1e-3, 0.0)})
+    assert named.close and not named.bitwise_equal
+    assert [row[0] for row in named.table().rows] == ["x", "y"]
+    assert not compare_named({"x": a}, {"x": b}).close
+    with pytest.raises(KeyError, match="different tensors"):
+        compare_named({"x": a}, {"z": a})

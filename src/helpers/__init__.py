@@ -6,7 +6,7 @@ imports torch and numpy but not matplotlib or ipywidgets (``helpers.plots`` and
 ``helpers.widgets`` load them when used).
 """
 
-from helpers.compare import Comparison, compare, default_tolerances
+from helpers.compare import Comparison, compare, compare_named, default_tolerances, reduction_tolerances
 from helpers.devices import available_devices, best_device, environment_report, module_devices
 from helpers.exercises import check
 from helpers.floats import (
@@ -31,11 +31,13 @@ __all__ = [
     "best_device",
     "check",
     "compare",
+    "compare_named",
     "default_tolerances",
     "environment_report",
     "float_anatomy",
     "matmul_error",
     "module_devices",
+    "reduction_tolerances",
     "round_mantissa",
     "round_to_format",
     "sum_exact",

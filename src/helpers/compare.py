@@ -5,6 +5,8 @@ Introduced in lesson ``01_floating_point_non_associativity``; lesson 10 builds o
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -12,7 +14,14 @@ import torch
 from helpers.floats import FORMATS, _check_tensor, ulp_distance
 from helpers.tables import Table
 
-__all__ = ["Comparison", "compare", "default_tolerances"]
+__all__ = [
+    "Comparison",
+    "NamedComparison",
+    "compare",
+    "compare_named",
+    "default_tolerances",
+    "reduction_tolerances",
+]
 
 # torch.testing.assert_close's defaults (rtol, atol), from its documentation.
 _DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -77,14 +86,18 @@ class Comparison:
         return self.table()._repr_html_()
 
 
-def compare(actual: torch.Tensor, expected: torch.Tensor) -> Comparison:
+def compare(
+    actual: torch.Tensor, expected: torch.Tensor, rtol: float | None = None, atol: float | None = None
+) -> Comparison:
     """Measure how far ``actual`` is from ``expected``.
 
     Both are copied to the CPU and compared in the less precise of their two dtypes, which is
-    also the dtype whose ``assert_close`` default tolerances give the verdict. Errors are
-    computed in float64. Shapes must match exactly; NaN or inf raise ``ValueError``.
-    Introduced in lesson 01.
+    also the dtype whose ``assert_close`` default tolerances give the verdict unless ``rtol`` and
+    ``atol`` are given (both or neither). Errors are computed in float64. Shapes must match
+    exactly; NaN or inf raise ``ValueError``. Introduced in lesson 01; lesson 10 passes tolerances.
     """
+    if (rtol is None) != (atol is None):
+        raise ValueError("give both rtol and atol, or neither")
     actual, expected = _check_tensor(actual, "actual"), _check_tensor(expected, "expected")
     for name, t in (("actual", actual), ("expected", expected)):
         if t.dtype not in FORMATS:
@@ -103,7 +116,8 @@ def compare(actual: torch.Tensor, expected: torch.Tensor) -> Comparison:
     diff = (a.double() - e.double()).abs()
     rel = diff / e.double().abs()
     rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
-    rtol, atol = default_tolerances(dtype)
+    if rtol is None:
+        rtol, atol = default_tolerances(dtype)
     try:
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol)
         close = True
@@ -120,3 +134,82 @@ def compare(actual: torch.Tensor, expected: torch.Tensor) -> Comparison:
         atol=atol,
         close=close,
     )
+
+
+def reduction_tolerances(
+    dtype: torch.dtype, k: int, scale: float = 1.0, safety: float = 4.0
+) -> tuple[float, float]:
+    """``(rtol, atol)`` for results that each sum ``k`` terms, computed in ``dtype`` in any order.
+
+    ``rtol = max(default rtol, safety * u * sqrt(k))``, with ``u`` the dtype's unit roundoff: the
+    typical error of a ``k``-term sum grows like ``sqrt(k) u`` (lessons 01 and 03), and ``safety``
+    leaves room above the typical case. ``atol = rtol * scale``, where ``scale`` is a typical
+    magnitude of the results, so that entries near zero (where a relative error means little)
+    are judged on the scale of the others. Introduced in lesson 10.
+    """
+    default_rtol, _ = default_tolerances(dtype)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    if not (scale > 0 and safety > 0):
+        raise ValueError("scale and safety must be positive")
+    u = torch.finfo(dtype).eps / 2
+    rtol = max(default_rtol, safety * u * math.sqrt(k))
+    return rtol, rtol * scale
+
+
+@dataclass(frozen=True)
+class NamedComparison:
+    """Comparisons of several named tensors (a model's outputs and gradients, say). Lesson 10."""
+
+    comparisons: dict[str, Comparison]
+
+    @property
+    def close(self) -> bool:
+        """True when every named tensor passed its tolerance."""
+        return all(c.close for c in self.comparisons.values())
+
+    @property
+    def bitwise_equal(self) -> bool:
+        return all(c.bitwise_equal for c in self.comparisons.values())
+
+    def table(self, title: str = "Comparison by tensor") -> Table:
+        rows = [
+            (
+                name,
+                c.max_rel_error,
+                c.max_ulp,
+                round(c.frac_bitwise_equal, 4),
+                f"{c.rtol:.1e}",
+                "pass" if c.close else "FAIL",
+            )
+            for name, c in self.comparisons.items()
+        ]
+        headers = ["tensor", "max rel error", "max ULP", "bitwise equal", "rtol", "verdict"]
+        return Table(headers, rows, title=title)
+
+    def __str__(self) -> str:
+        return str(self.table())
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+
+def compare_named(
+    actual: Mapping[str, torch.Tensor],
+    expected: Mapping[str, torch.Tensor],
+    tolerances: Mapping[str, tuple[float, float]] | None = None,
+) -> NamedComparison:
+    """:func:`compare` for each name that both mappings hold; ``tolerances`` maps a name to
+    ``(rtol, atol)`` (default: the dtype's ``assert_close`` defaults). Introduced in lesson 10.
+    """
+    if set(actual) != set(expected):
+        missing = sorted(set(actual) ^ set(expected))
+        raise KeyError(f"the two sides name different tensors: {missing}")
+    tolerances = tolerances or {}
+    out = {}
+    for name in expected:
+        rtol, atol = tolerances.get(name, (None, None))
+        out[name] = compare(actual[name], expected[name], rtol=rtol, atol=atol)
+    return NamedComparison(out)
