@@ -30,6 +30,13 @@ class _OffsetAttribute(torch.nn.Module):
         self.offset = torch.zeros(3)
 
 
+def _tolerant_check(actual: torch.Tensor, expected: torch.Tensor) -> bool:
+    from helpers.compare import reduction_tolerances
+
+    rtol, atol = reduction_tolerances(torch.float32, 256, scale=expected.abs().mean().item())
+    return bool(torch.allclose(actual.double(), expected, rtol=rtol, atol=atol))
+
+
 RIGHT = {
     "01.1": 2**24,
     "01.2": (1e8, -1e8, 1.0),
@@ -59,6 +66,9 @@ RIGHT = {
     "09.1": 2,
     "09.2": 4,
     "09.3": torch.inference_mode,
+    "10.1": 4 * 2.0**-24 * 32,
+    "10.2": "accuracies",
+    "10.3": _tolerant_check,
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -88,6 +98,9 @@ WRONG = {
     "09.1": [4, 1, "2", 2.0],
     "09.2": [0.25, 2, "4"],
     "09.3": [torch.no_grad, "torch.inference_mode", torch.enable_grad],
+    "10.1": [1.3e-6, 2.0**-24, "7.6e-6"],
+    "10.2": ["weights", "both", 1],
+    "10.3": [lambda a, e: True, lambda a, e: torch.equal(a.double(), e), lambda a: True, 3],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

@@ -446,6 +446,53 @@ def _ex_09_3(answer: object) -> tuple[bool, str]:
     )
 
 
+def _ex_10_1(answer: object) -> tuple[bool, str]:
+    from helpers.compare import reduction_tolerances
+
+    if not _is_number(answer):
+        return False, "answer with a float, such as 1e-6."
+    expected, _ = reduction_tolerances(torch.float32, 1024)
+    if math.isclose(answer, 1.3e-6):
+        return False, "that is the default; for K = 1024 the K-dependent term is larger."
+    if not math.isclose(answer, expected, rel_tol=1e-3):
+        return False, "rtol = max(1.3e-6, 4 * u * sqrt(K)) with u = 2**-24 for float32 and K = 1024."
+    return True, f"4 * 2**-24 * 32 = {expected:.3g}: about six times the float32 default."
+
+
+def _ex_10_2(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str) or answer.strip().lower() not in ("weights", "accuracies"):
+        return False, 'answer "weights" or "accuracies".'
+    if answer.strip().lower() == "weights":
+        return (
+            False,
+            "look at the left plot of section 10.4: what happens to the distance between the weights?",
+        )
+    return True, "the weights drift apart exponentially; the metrics stay close, so compare runs by metrics."
+
+
+def _ex_10_3(answer: object) -> tuple[bool, str]:
+    if not callable(answer):
+        return False, "answer with a function f(actual, expected) that returns True or False."
+    g = torch.Generator().manual_seed(10)
+    results = []
+    for _ in range(3):
+        a, b = torch.randn(32, 256, generator=g), torch.randn(256, 32, generator=g)
+        expected = a.double() @ b.double()
+        try:
+            good, bad = answer(a @ b, expected), answer((a @ b) * 1.01, expected)
+        except Exception as exc:  # the learner's function: report any failure as a hint
+            return False, f"calling f failed: {type(exc).__name__}: {exc}"
+        results.append((good, bad))
+    if not all(good is True or good == True for good, _ in results):  # noqa: E712
+        return (
+            False,
+            "f rejected a correct float32 result: is the tolerance built for K = 256 with the right scale?",
+        )
+    if any(bad for _, bad in results):
+        return False, "f accepted a result with a 1% error: the tolerance is too loose."
+    return True, "it accepts every correct order and rejects a 1% error: a test with teeth."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -475,6 +522,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "09.1": ("the number of intra-op threads", _ex_09_1),
     "09.2": ("the factor by which int8 shrinks float32 weights", _ex_09_2),
     "09.3": ("the context manager that also forbids later autograd use", _ex_09_3),
+    "10.1": ("the rtol for float32 and K = 1024", _ex_10_1),
+    "10.2": ('"weights" or "accuracies"', _ex_10_2),
+    "10.3": ("a function f(actual, expected) returning True or False", _ex_10_3),
 }
 
 
