@@ -69,6 +69,9 @@ RIGHT = {
     "10.1": 4 * 2.0**-24 * 32,
     "10.2": "accuracies",
     "10.3": _tolerant_check,
+    "11.1": "dtype",
+    "11.2": "map_location",
+    "11.3": False,
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -101,6 +104,9 @@ WRONG = {
     "10.1": [1.3e-6, 2.0**-24, "7.6e-6"],
     "10.2": ["weights", "both", 1],
     "10.3": [lambda a, e: True, lambda a, e: torch.equal(a.double(), e), lambda a: True, 3],
+    "11.1": ["device", "float64", 1],
+    "11.2": ["weights_only", "map-location", None.__class__],
+    "11.3": [True, "False", 0],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

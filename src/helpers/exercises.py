@@ -493,6 +493,36 @@ def _ex_10_3(answer: object) -> tuple[bool, str]:
     return True, "it accepts every correct order and rejects a 1% error: a test with teeth."
 
 
+def _ex_11_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str) or answer.strip().lower() not in ("device", "dtype"):
+        return False, 'answer "device" or "dtype".'
+    if answer.strip().lower() == "device":
+        return False, "section 11.3: float32 is float32 on either device; what changes the error by 10^9?"
+    return True, "the dtype: float64 on a GPU is as precise as float64 on a CPU."
+
+
+def _ex_11_2(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str):
+        return False, "answer with the argument's name, as a string."
+    if answer.strip() == "weights_only":
+        return False, "weights_only decides what may be unpickled, not where storages go."
+    if answer.strip() != "map_location":
+        return False, "section 11.12 (and lesson 07): the argument that redirects storages to another device."
+    return True, "torch.load(path, map_location='cpu')."
+
+
+def _ex_11_3(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, bool):
+        return False, "answer True or False."
+    if answer:
+        return (
+            False,
+            "deterministic mode fixes each kernel's order; "
+            "does the thread count change the order (lesson 04)?",
+        )
+    return True, "no guarantee: the thread count decides how the sum is split, deterministic mode or not."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -525,6 +555,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "10.1": ("the rtol for float32 and K = 1024", _ex_10_1),
     "10.2": ('"weights" or "accuracies"', _ex_10_2),
     "10.3": ("a function f(actual, expected) returning True or False", _ex_10_3),
+    "11.1": ('"device" or "dtype"', _ex_11_1),
+    "11.2": ("the name of torch.load's argument, as a string", _ex_11_2),
+    "11.3": ("True or False", _ex_11_3),
 }
 
 
