@@ -26,6 +26,9 @@ NAME = re.compile(r"^\d\d_[a-z0-9]+(_[a-z0-9]+)*\.ipynb$")
 MARKER = re.compile(r"^\s*#\s*NBVAL_(IGNORE_OUTPUT|SKIP|RAISES_EXCEPTION|CHECK_OUTPUT)\s*$", re.M)
 ALLOWED_METADATA = {"kernelspec", "language_info", "widgets"}
 ids = [p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS]
+LESSONS = [p for p in NOTEBOOKS if p.parent == ROOT / "notebooks"]
+lesson_ids = [p.name for p in LESSONS]
+SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
 
 
 def load(path: Path) -> dict:
@@ -53,7 +56,7 @@ def test_there_are_lessons():
     assert len(NOTEBOOKS) >= 2 and NOTEBOOKS[0].name == "00_start_here.ipynb"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids)
 def test_name_and_structure(path):
     assert NAME.match(path.name), f"{path.name}: name should be NN_snake_case.ipynb"
     nb = load(path)
@@ -107,7 +110,7 @@ def test_no_machine_specific_metadata(path):
         assert "collapsed" not in cell.get("metadata", {}) and "scrolled" not in cell.get("metadata", {})
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids)
 def test_navigation_present(path):
     cells = load(path)["cells"]
     navs = [
@@ -169,3 +172,30 @@ def test_gpu_leak_check_catches_a_dependency():
     assert gpu_leaks(cells) == ["code cell 2 uses 'y'"]
     cells[2] = code("y = 2\nprint(y)")
     assert gpu_leaks(cells) == []
+
+
+def test_every_lesson_with_exercises_has_a_solution_notebook():
+    from helpers.exercises import exercise_ids
+
+    lessons_with_exercises = sorted({e.split(".")[0] for e in exercise_ids()})
+    assert [p.name for p in SOLUTIONS] == [f"{n}_solutions.ipynb" for n in lessons_with_exercises]
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
+def test_solution_notebook_answers_every_exercise_correctly(path):
+    from helpers.exercises import exercise_ids
+
+    number = path.name[:2]
+    cells = load(path)["cells"]
+    title = source(cells[0])
+    lesson = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"))
+    assert title.startswith(f"# Solutions to lesson {number} · ") and f"(../{lesson.name})" in title
+    code = [c for c in cells if c["cell_type"] == "code"]
+    for exercise in [e for e in exercise_ids() if e.startswith(number + ".")]:
+        solving = [c for c in code if f'check("{exercise}"' in source(c)]
+        assert len(solving) == 1, f"{path.name}: no single cell solves {exercise}"
+        assert "assert verdict.ok" in source(solving[0]), f"{path.name}: {exercise} is not asserted"
+        shown = "".join(
+            "".join(o.get("data", {}).get("text/plain", "")) for o in solving[0]["outputs"]
+        )
+        assert f"Exercise {exercise}: Correct." in shown, f"{path.name}: the stored verdict of {exercise}"

@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
     # The committed outputs are a CPU run: the kernels (which inherit this) see no CUDA device.
     # Set here, not at import, so that importing this module (the tests do) hides nothing.
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    targets = [Path(a) for a in argv[1:]] or [Path("notebooks")]
+    targets = [Path(a) for a in argv[1:]] or [Path("notebooks"), Path("notebooks/solutions")]
     paths = [p for t in targets for p in (lesson_paths(t) if t.is_dir() else [t])]
     times = json.loads(RUN_TIMES.read_text()) if RUN_TIMES.exists() else {"seconds": {}}
     for path in paths:
