@@ -72,6 +72,9 @@ RIGHT = {
     "11.1": "dtype",
     "11.2": "map_location",
     "11.3": False,
+    "12.1": 3,
+    "12.2": 0,
+    "12.3": "set_epoch",
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
@@ -107,6 +110,9 @@ WRONG = {
     "11.1": ["device", "float64", 1],
     "11.2": ["weights_only", "map-location", None.__class__],
     "11.3": [True, "False", 0],
+    "12.1": [2, 4, "3", 2.5],
+    "12.2": [1, "0", True],
+    "12.3": ["shuffle", "set_seed", 1],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),

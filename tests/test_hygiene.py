@@ -195,7 +195,5 @@ def test_solution_notebook_answers_every_exercise_correctly(path):
         solving = [c for c in code if f'check("{exercise}"' in source(c)]
         assert len(solving) == 1, f"{path.name}: no single cell solves {exercise}"
         assert "assert verdict.ok" in source(solving[0]), f"{path.name}: {exercise} is not asserted"
-        shown = "".join(
-            "".join(o.get("data", {}).get("text/plain", "")) for o in solving[0]["outputs"]
-        )
+        shown = "".join("".join(o.get("data", {}).get("text/plain", "")) for o in solving[0]["outputs"])
         assert f"Exercise {exercise}: Correct." in shown, f"{path.name}: the stored verdict of {exercise}"

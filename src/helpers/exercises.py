@@ -523,6 +523,32 @@ def _ex_11_3(answer: object) -> tuple[bool, str]:
     return True, "no guarantee: the thread count decides how the sum is split, deterministic mode or not."
 
 
+def _ex_12_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with an int (a number of indices)."
+    if answer == 2:
+        return False, "that drops the remainder (drop_last=True); without it the sampler pads every share."
+    if answer != 3:
+        return False, "10 items over 4 ranks: each share is rounded up, and the missing indices are repeated."
+    return True, "ceil(10 / 4) = 3 each, 12 in all: two samples are seen twice per epoch."
+
+
+def _ex_12_2(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with a rank number (an int)."
+    if answer != 0:
+        return False, "section 12.4 checks which rank's parameters survive the wrapping."
+    return True, "rank 0's: DDP broadcasts them (and the buffers) when it wraps the model."
+
+
+def _ex_12_3(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str):
+        return False, "answer with the method's name as a string."
+    if answer.strip().rstrip("()") != "set_epoch":
+        return False, "section 12.4, rule 2: the method takes the epoch number."
+    return True, "sampler.set_epoch(epoch): the shuffle is seeded with seed + epoch."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -558,6 +584,9 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "11.1": ('"device" or "dtype"', _ex_11_1),
     "11.2": ("the name of torch.load's argument, as a string", _ex_11_2),
     "11.3": ("True or False", _ex_11_3),
+    "12.1": ("the number of indices per rank", _ex_12_1),
+    "12.2": ("the rank whose parameters DDP broadcasts", _ex_12_2),
+    "12.3": ("the DistributedSampler method to call every epoch", _ex_12_3),
 }
 
 
