@@ -8,7 +8,7 @@ JOBS   ?= 2
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-.PHONY: help lab test test-unit test-notebooks test-gpu gpu-wheels record-gpu execute nav pins clean
+.PHONY: help lab test test-unit test-notebooks test-browser browser docs test-gpu gpu-wheels record-gpu execute nav pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
@@ -33,6 +33,18 @@ test-unit: $(STAMP)  ## only the helper and repository tests
 
 test-notebooks: $(STAMP)  ## only nbval over the notebooks
 	$(PY) -m pytest -n $(JOBS) --dist loadscope -p tests.conftest notebooks
+
+test-browser: $(STAMP)  ## only the browser tests (the built site and JupyterLab, in headless Chromium)
+	$(PY) -m pytest -rs tests/test_browser.py
+
+browser:  ## install headless Chromium and its driver from Debian/Ubuntu packages (needs root and apt)
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then echo "chromium and chromedriver are installed"; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  apt-get install -y -q chromium chromium-driver >/dev/null || (apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null); \
+	else echo "no root or no apt-get: install chromium and chromedriver yourself; until then the browser tests are skipped (and say so)"; fi
+
+docs: $(STAMP)  ## build the static HTML site of the executed lessons into site/ (no re-execution)
+	$(PY) tools/build_docs.py
 
 # The GPU side runs on the GPU machine's own Python (with its CUDA build of torch), not .venv.
 GPU_PYTHON ?= python3

@@ -1,0 +1,236 @@
+"""Real-browser tests: the built site, and JupyterLab running a lesson's widget.
+
+They drive headless Chromium from the system's packages (Debian: ``apt-get install chromium
+chromium-driver``) with Selenium; no browser is downloaded. Where Chromium or its driver is
+missing, every test here is skipped with the reason, which pytest prints in its summary (``-rs``
+is on in ``pyproject.toml``), so a skip is never silent. On failure, a screenshot is saved to a
+temporary folder and its path is in the failure message.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+SCREENSHOTS = Path(tempfile.gettempdir()) / "fp-course-screenshots"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None or DRIVER is None,
+        reason="no headless Chromium here (apt-get install chromium chromium-driver): browser tests skipped",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def screenshot_on_failure(driver, name: str, check):
+    """Run ``check()``; on failure save a screenshot and add its path to the error."""
+    try:
+        return check()
+    except Exception as exc:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}-{int(time.time())}.png"
+        driver.save_screenshot(str(path))
+        raise AssertionError(f"{exc} (screenshot: {path})") from exc
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site built into a temp folder and served on localhost while the tests run."""
+    import build_docs
+
+    if not (build_docs.VENDOR / ".complete").exists() and shutil.which("npm") is None:
+        pytest.skip(
+            "the site's offline copies of MathJax and the widget manager need npm once: site tests skipped"
+        )
+    folder = build_docs.build(tmp_path_factory.mktemp("site") / "site")
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield folder, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output clean
+        pass
+
+
+def severe_console_entries(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_every_page_loads_without_console_errors_and_shows_its_plots(browser, site):
+    folder, base = site
+    pages = sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*.html") if "_static" not in p.parts
+    )
+    assert "index.html" in pages and len(pages) >= 20
+    browser.get_log("browser")  # start from an empty log
+    for page in pages:
+        browser.get(f"{base}/{page}")
+
+        def loaded_cleanly(page=page):
+            errors = severe_console_entries(browser)
+            assert not errors, f"{page}: console errors: {errors}"
+            images = browser.find_elements("css selector", ".jp-OutputArea img")
+            for img in images:
+                width = browser.execute_script("return arguments[0].naturalWidth", img)
+                assert width > 0 and img.is_displayed(), f"{page}: a plot did not render"
+            return len(images)
+
+        screenshot_on_failure(browser, page.replace("/", "_"), loaded_cleanly)
+    browser.get(f"{base}/01_floating_point_non_associativity.html")
+    assert browser.find_elements("css selector", ".jp-OutputArea img"), "lesson 01 should show plots"
+
+
+def test_static_widget_state_renders_in_the_page(browser, site):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _, base = site
+    browser.get(f"{base}/03_reduced_precision.html")
+
+    def slider_rendered():
+        WebDriverWait(browser, 30).until(
+            lambda d: d.find_elements("css selector", ".widget-slider, .jupyter-widgets")
+        )
+        assert browser.find_elements("css selector", ".widget-dropdown select"), "the format menu is missing"
+
+    screenshot_on_failure(browser, "static-widget", slider_rendered)
+    assert not severe_console_entries(browser)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab on a free localhost port, serving a copy of the notebooks (the repository stays clean)."""
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    config = tmp_path_factory.mktemp("lab-config")
+    port, token = free_port(), "course-test-token"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTERLAB_SETTINGS_DIR": str(config / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(config / "workspaces"),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--ServerApp.token={token}",
+        f"--ServerApp.root_dir={root}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    log = open(config / "lab.log", "w")  # noqa: SIM115 (closed below)
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError(f"JupyterLab did not start: {(config / 'lab.log').read_text()[-2000:]}")
+        yield url, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+RUN_ALL = "//li[contains(@class,'lm-Menu-item')][.//div[text()='Run All Cells']]"
+
+
+def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, token = lab
+    browser.get(f"{url}/lab/tree/notebooks/01_floating_point_non_associativity.ipynb?token={token}")
+    wait = WebDriverWait(browser, 120)
+
+    def run_and_poke():
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"))
+        wait.until(
+            lambda d: (
+                "Idle" in d.find_element(By.CSS_SELECTOR, ".jp-Toolbar").text
+                or d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']")
+            )
+        )
+        browser.find_element(
+            By.XPATH, "//li[contains(@class,'lm-MenuBar-item')][.//div[text()='Run']]"
+        ).click()
+        wait.until(lambda d: d.find_elements(By.XPATH, RUN_ALL))[0].click()
+        number = wait.until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-OutputArea .widget-text input[type='number']")
+        )[0]
+        view = browser.find_element(By.CSS_SELECTOR, ".jp-OutputArea .widget-html-content")
+        assert "0.1 as float32" in view.text, view.text[:200]
+        number.send_keys(Keys.CONTROL, "a")
+        number.send_keys("0.5", Keys.ENTER)
+        wait.until(
+            lambda d: (
+                "0.5 as float32"
+                in d.find_element(By.CSS_SELECTOR, ".jp-OutputArea .widget-html-content").text
+            )
+        )
+
+    screenshot_on_failure(browser, "jupyterlab-widget", run_and_poke)
