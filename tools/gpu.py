@@ -41,6 +41,7 @@ REQUIREMENTS = [
     "pyyaml",
     "packaging",
     "check-jsonschema",
+    "torchao",
 ]
 MODULES = [
     "pytest",
@@ -55,6 +56,7 @@ MODULES = [
     "packaging",
     "check_jsonschema",
     "ruamel.yaml",
+    "torchao",
     "numpy",
     "matplotlib",
     "torch",
