@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
+MISSING_MODULES = [m for m in ("selenium", "nbconvert", "jupyterlab") if importlib.util.find_spec(m) is None]
 SCREENSHOTS = Path(tempfile.gettempdir()) / "fp-course-screenshots"
 
 pytestmark = [
@@ -35,6 +37,10 @@ pytestmark = [
     pytest.mark.skipif(
         CHROMIUM is None or DRIVER is None,
         reason="no headless Chromium here (apt-get install chromium chromium-driver): browser tests skipped",
+    ),
+    pytest.mark.skipif(
+        bool(MISSING_MODULES),
+        reason=f"browser tests need {', '.join(MISSING_MODULES)}: browser tests skipped",
     ),
 ]
 
