@@ -11,6 +11,7 @@ also after a failure. Introduced in lesson ``12_distributed_data_parallel``.
 
 from __future__ import annotations
 
+import datetime
 import gc
 import math
 import os
@@ -137,12 +138,12 @@ EXPERIMENTS = {"allreduce": allreduce, "ddp": ddp, "seeding": seeding, "fails": 
 
 def _rank_main(rank: int, world: int, name: str, port: int, folder: str) -> None:
     out = Path(folder)
-    log = open(out / f"rank{rank}.log", "w")  # noqa: SIM115 (kept open for the whole process)
+    log = open(out / f"rank{rank}.log", "w")  # kept open for the whole process
     os.dup2(log.fileno(), 1)  # everything the rank prints goes to its log, not to the notebook
     os.dup2(log.fileno(), 2)
     torch.set_num_threads(1)  # the ranks share the machine's cores, as torchrun arranges
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=_timeout())
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60))
     try:
         result = EXPERIMENTS[name](rank, world)
         torch.save(result, out / f"rank{rank}.pt")
@@ -155,12 +156,6 @@ def _rank_main(rank: int, world: int, name: str, port: int, folder: str) -> None
     finally:
         dist.destroy_process_group()
         log.flush()
-
-
-def _timeout():
-    import datetime
-
-    return datetime.timedelta(seconds=60)
 
 
 def run_ranks(name: str, world: int) -> dict[int, dict]:

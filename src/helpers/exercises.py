@@ -483,7 +483,7 @@ def _ex_10_3(answer: object) -> tuple[bool, str]:
         except Exception as exc:  # the learner's function: report any failure as a hint
             return False, f"calling f failed: {type(exc).__name__}: {exc}"
         results.append((good, bad))
-    if not all(good is True or good == True for good, _ in results):  # noqa: E712
+    if not all(bool(good) for good, _ in results):
         return (
             False,
             "f rejected a correct float32 result: is the tolerance built for K = 256 with the right scale?",
