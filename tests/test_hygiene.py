@@ -110,6 +110,13 @@ def test_no_machine_specific_metadata(path):
         assert "collapsed" not in cell.get("metadata", {}) and "scrolled" not in cell.get("metadata", {})
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_temporary_files_are_removed(path):
+    # tempfile.mkdtemp leaves a folder behind at every run; TemporaryDirectory removes its own
+    for i, cell in enumerate(c for c in load(path)["cells"] if c["cell_type"] == "code"):
+        assert "mkdtemp(" not in source(cell), f"code cell {i}: use tempfile.TemporaryDirectory"
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids)
 def test_navigation_present(path):
     cells = load(path)["cells"]

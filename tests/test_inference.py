@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from pathlib import Path
 
 import torch
 
@@ -16,6 +17,9 @@ def test_cpu_features_reports_the_build():
     assert features["oneDNN (mkldnn) available"] == torch.backends.mkldnn.is_available()
     assert isinstance(features["bfloat16 in oneDNN"], bool)
     assert isinstance(features["vector instructions PyTorch uses"], str)
+    assert isinstance(features["AVX512-VNNI"], bool)
+    if features["AVX512-VNNI"]:
+        assert "avx512_vnni" in Path("/proc/cpuinfo").read_text() or not Path("/proc/cpuinfo").exists()
 
 
 def test_load_int8_quantization_is_quiet_and_restores_logging():

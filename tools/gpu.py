@@ -146,7 +146,7 @@ def install() -> None:
         digest = hashlib.sha256("\n".join(w.name for w in wheels).encode()).hexdigest()
         if stamp.exists() and stamp.read_text() == digest:
             return
-        offline = ["--no-index", "--no-deps", "--no-compile", "--upgrade", "--target", str(SITE)]
+        offline = ["--no-index", "--no-deps", "--upgrade", "--target", str(SITE)]
         subprocess.run([*PIP_INSTALL, *offline, *map(str, wheels)], check=True)
         stamp.write_text(digest)
     elif missing_modules():

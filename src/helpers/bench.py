@@ -82,7 +82,13 @@ class SweepPoint:
 
 
 class _Progress:
-    """A one-line progress report that appears only once a sweep has run for ``after`` seconds."""
+    """A one-line progress report that appears only once a sweep has run for ``after`` seconds.
+
+    The line is shown as updates to a display that starts empty and is emptied again at the end.
+    nbval compares the first form of each output and never its updates, and Jupyter saves the
+    last one, so the line comes and goes without making a notebook's outputs depend on the
+    machine's speed.
+    """
 
     def __init__(self, total: int, after: float) -> None:
         self.total, self.after, self.start, self.handle = total, after, time.perf_counter(), None
@@ -90,15 +96,20 @@ class _Progress:
     def update(self, done: int, label: str) -> None:
         if time.perf_counter() - self.start < self.after:
             return
-        text = f"sweep: {done}/{self.total} sizes done (last: {label})"
-        try:
-            from IPython.display import display
-        except ImportError:  # outside IPython there is nowhere to show it
-            return
         if self.handle is None:
-            self.handle = display(text, display_id=True)
-        else:
-            self.handle.update(text)
+            try:
+                from IPython import get_ipython
+                from IPython.display import display
+            except ImportError:  # no IPython: nowhere to show it
+                return
+            if get_ipython() is None:  # plain Python: no display to update
+                return
+            self.handle = display({}, raw=True, display_id=True)
+        self.handle.update({"text/plain": f"sweep: {done}/{self.total} sizes done (last: {label})"}, raw=True)
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.update({}, raw=True)
 
 
 def sweep(
@@ -110,8 +121,9 @@ def sweep(
 ) -> list[SweepPoint]:
     """Time ``make_call(size)()`` for each size; ``work(size)`` is the FLOPs or bytes of one call.
 
-    A progress line appears only if the sweep runs longer than ``progress_after`` seconds, so short
-    sweeps (the lessons' defaults) print nothing. Introduced in lesson 08.
+    A progress line appears only while the sweep runs, once it has run longer than
+    ``progress_after`` seconds, and it is removed at the end, so the cell's saved output does not
+    depend on the machine's speed. Introduced in lesson 08.
     """
     if len(sizes) == 0:
         raise ValueError("sizes is empty")
@@ -122,6 +134,7 @@ def sweep(
         call()  # warm-up: the first call pays for allocation and kernel selection
         points.append(SweepPoint(size, time_call(call, min_run_time), float(work(size))))
         progress.update(i + 1, str(size))
+    progress.close()
     return points
 
 

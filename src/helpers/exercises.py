@@ -446,6 +446,18 @@ def _ex_09_3(answer: object) -> tuple[bool, str]:
     )
 
 
+def _ex_09_4(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with an int (a number of units)."
+    if answer in (32640, 32512, -32640):
+        return False, "that is one product; the instruction adds two of them before it stores the sum."
+    if answer == -65280:
+        return False, "the question asks for the magnitude: answer with a positive number."
+    if answer != 65280:
+        return False, "take the largest unsigned byte (255) and the largest magnitude of a signed byte (128)."
+    return True, "65280 = 2 x 255 x 128: about twice what a signed 16-bit integer holds (32767), so it saturates."
+
+
 def _ex_10_1(answer: object) -> tuple[bool, str]:
     from helpers.compare import reduction_tolerances
 
@@ -578,6 +590,7 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "09.1": ("the number of intra-op threads", _ex_09_1),
     "09.2": ("the factor by which int8 shrinks float32 weights", _ex_09_2),
     "09.3": ("the context manager that also forbids later autograd use", _ex_09_3),
+    "09.4": ("the largest magnitude of a pair of u8 x s8 products", _ex_09_4),
     "10.1": ("the rtol for float32 and K = 1024", _ex_10_1),
     "10.2": ('"weights" or "accuracies"', _ex_10_2),
     "10.3": ("a function f(actual, expected) returning True or False", _ex_10_3),
