@@ -455,7 +455,7 @@ def _ex_09_4(answer: object) -> tuple[bool, str]:
         return False, "the question asks for the magnitude: answer with a positive number."
     if answer != 65280:
         return False, "take the largest unsigned byte (255) and the largest magnitude of a signed byte (128)."
-    return True, "65280 = 2 x 255 x 128: about twice what a signed 16-bit integer holds (32767), so it saturates."
+    return True, "65280 = 2 x 255 x 128, about twice the 32767 a signed 16-bit integer holds: it saturates."
 
 
 def _ex_10_1(answer: object) -> tuple[bool, str]:
