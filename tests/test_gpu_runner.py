@@ -15,7 +15,9 @@ import gpu  # noqa: E402
 
 
 def test_pins_for_the_gpu_machine_leave_its_torch_alone():
-    lines = gpu.pins_without_torch().read_text().splitlines()
+    with gpu.pins_without_torch() as pins:
+        lines = pins.read_text().splitlines()
+    assert not pins.exists()  # removed after use
     assert not any(line.startswith("torch==") for line in lines)
     assert any(line.startswith("nbval==") for line in lines)
 

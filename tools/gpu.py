@@ -16,11 +16,13 @@ torch: the GPU machine's torch is the one being tested.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,13 +78,14 @@ PIP_INSTALL = [sys.executable, "-m", "pip", "install", "--quiet"]
 PLUGINS = ["xdist.plugin", "nbval.plugin", "_hypothesis_pytestplugin"]
 
 
-def pins_without_torch() -> Path:
-    """The tested pins less torch, written to a temporary constraints file."""
+@contextlib.contextmanager
+def pins_without_torch() -> Iterator[Path]:
+    """The tested pins less torch, as a constraints file that exists inside the ``with`` block."""
     lines = [x for x in CONSTRAINTS.read_text().splitlines() if not x.startswith("torch==")]
-    handle = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
-    handle.write("\n".join(lines) + "\n")
-    handle.close()
-    return Path(handle.name)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "constraints.txt"
+        path.write_text("\n".join(lines) + "\n")
+        yield path
 
 
 def gather(python_version: str, extra: list[str]) -> int:
@@ -99,12 +102,11 @@ def gather(python_version: str, extra: list[str]) -> int:
         "cp",
         "-d",
         str(WHEELHOUSE),
-        "-c",
-        str(pins_without_torch()),
     ]
     for platform in PLATFORMS:
         cmd += ["--platform", platform]
-    subprocess.run(cmd + REQUIREMENTS + extra, check=True)
+    with pins_without_torch() as pins:
+        subprocess.run([*cmd, "-c", str(pins), *REQUIREMENTS, *extra], check=True)
     wheels = sorted(WHEELHOUSE.glob("*.whl"))
     size = sum(w.stat().st_size for w in wheels) / 2**20
     where = WHEELHOUSE.relative_to(ROOT)
@@ -150,8 +152,9 @@ def install() -> None:
         subprocess.run([*PIP_INSTALL, *offline, *map(str, wheels)], check=True)
         stamp.write_text(digest)
     elif missing_modules():
-        online = ["--target", str(SITE), "-c", str(pins_without_torch())]
-        subprocess.run([*PIP_INSTALL, *online, *REQUIREMENTS], check=True)
+        with pins_without_torch() as pins:
+            online = ["--target", str(SITE), "-c", str(pins)]
+            subprocess.run([*PIP_INSTALL, *online, *REQUIREMENTS], check=True)
 
 
 def test(jobs: int, pytest_args: list[str], allow_cpu: bool) -> int:
