@@ -30,39 +30,24 @@ WHEELHOUSE = ROOT / "wheelhouse"
 SITE = ROOT / ".gpu-site"
 CONSTRAINTS = ROOT / "requirements" / "constraints.txt"
 # What the tests import besides torch, numpy and matplotlib (which a GPU image normally has;
-# add them with --with when it does not).
-REQUIREMENTS = [
-    "pytest",
-    "pytest-xdist",
-    "nbval",
-    "nbclient",
-    "nbformat",
-    "ipykernel",
-    "ipywidgets",
-    "hypothesis",
-    "pyyaml",
-    "packaging",
-    "check-jsonschema",
-    "torchao",
-]
-MODULES = [
-    "pytest",
-    "xdist",
-    "nbval",
-    "nbclient",
-    "nbformat",
-    "ipykernel",
-    "ipywidgets",
-    "hypothesis",
-    "yaml",
-    "packaging",
-    "check_jsonschema",
-    "ruamel.yaml",
-    "torchao",
-    "numpy",
-    "matplotlib",
-    "torch",
-]
+# add them with --with when it does not): pip's name, and the module the suite imports.
+PACKAGES = {
+    "pytest": "pytest",
+    "pytest-xdist": "xdist",
+    "nbval": "nbval",
+    "nbclient": "nbclient",
+    "nbformat": "nbformat",
+    "ipykernel": "ipykernel",
+    "ipywidgets": "ipywidgets",
+    "hypothesis": "hypothesis",
+    "pyyaml": "yaml",
+    "packaging": "packaging",
+    "check-jsonschema": "check_jsonschema",
+    "torchao": "torchao",
+}
+REQUIREMENTS = list(PACKAGES)
+# ruamel.yaml comes with check-jsonschema; the last three come with the GPU image.
+MODULES = [*PACKAGES.values(), "ruamel.yaml", "numpy", "matplotlib", "torch"]
 PLATFORMS = [
     "manylinux_2_17_x86_64",
     "manylinux2014_x86_64",
