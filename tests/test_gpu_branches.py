@@ -69,6 +69,14 @@ def as_if_cuda(source: str) -> str:
     )
 
 
+def raises(cell: dict) -> bool:
+    """True for a cell meant to raise: the ``raises-exception`` tag or the older comment marker."""
+    tags = {t.lower() for t in cell.get("metadata", {}).get("tags", [])}
+    return bool(tags & {"raises-exception", "nbval-raises-exception"}) or "NBVAL_RAISES_EXCEPTION" in "".join(
+        cell["source"]
+    )
+
+
 def gpu_aware(path: Path) -> bool:
     text = path.read_text(encoding="utf-8")
     return "torch.cuda.is_available()" in text or '"gpu"' in text
@@ -83,7 +91,7 @@ def test_rewrite_maps_the_cuda_branch_to_the_cpu():
 def test_gpu_branches_run(path: Path):
     nb = json.loads(path.read_text(encoding="utf-8"))
     cells = [
-        (as_if_cuda("".join(c["source"])), "NBVAL_RAISES_EXCEPTION" in "".join(c["source"]))
+        (as_if_cuda("".join(c["source"])), raises(c))
         for c in nb["cells"]
         if c["cell_type"] == "code"
     ]
