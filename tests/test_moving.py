@@ -8,7 +8,7 @@ from collections import OrderedDict, namedtuple
 import pytest
 import torch
 
-from helpers.moving import Stray, check_one_device, move, stray_tensors
+from helpers.moving import Stray, check_one_device, move, stray_tensors, tensor_places
 
 Pair = namedtuple("Pair", "left right")
 
@@ -87,3 +87,23 @@ def test_check_one_device_on_a_clean_module_and_bad_input():
     with pytest.raises(TypeError):
         stray_tensors("model")
     assert Stray("x", torch.device("cpu")).name == "x"
+
+
+def test_tensor_places_lists_parameters_gradients_and_buffers():
+    bn = torch.nn.BatchNorm1d(2)
+    assert [r[0] for r in tensor_places(bn).rows] == [
+        "weight", "bias", "running_mean", "running_var", "num_batches_tracked"
+    ]  # no gradient yet, so no gradient rows
+    bn(torch.arange(6.0).reshape(3, 2)).sum().backward()
+    for p in bn.parameters():
+        p.data = p.data.double()  # the loop lesson 06 rebuts: gradients and buffers stay float32
+    table = tensor_places(bn, title="t")
+    rows = {r[0]: (r[1], r[3]) for r in table.rows}
+    assert rows["weight"] == ("parameter", torch.float64)
+    assert rows["weight.grad"] == ("gradient", torch.float32)
+    assert rows["running_mean"] == ("buffer", torch.float32) and rows["num_batches_tracked"][1] == torch.int64
+    assert table.title == "t" and table.headers == ["tensor", "kind", "device", "dtype"]
+    bn.double()  # Module.to converts all three kinds
+    assert {r[3] for r in tensor_places(bn).rows if r[0] != "num_batches_tracked"} == {torch.float64}
+    with pytest.raises(TypeError):
+        tensor_places(torch.ones(1))

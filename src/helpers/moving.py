@@ -11,7 +11,9 @@ from typing import Any
 
 import torch
 
-__all__ = ["Stray", "move", "stray_tensors", "check_one_device"]
+from helpers.tables import Table
+
+__all__ = ["Stray", "move", "stray_tensors", "check_one_device", "tensor_places"]
 
 
 def move(obj: Any, device: str | torch.device | None = None, dtype: torch.dtype | None = None) -> Any:
@@ -105,3 +107,21 @@ def check_one_device(module: torch.nn.Module) -> torch.device:
     if offenders:
         raise ValueError(f"{len(offenders)} tensor(s) not on {main}: " + "; ".join(offenders))
     return main
+
+
+def tensor_places(module: torch.nn.Module, title: str = "") -> Table:
+    """A table of where each of a module's tensors is: parameters, their gradients, and buffers.
+
+    One row per parameter, per parameter gradient that exists (named ``<parameter>.grad``) and per
+    buffer, with its device and dtype. ``Module.to`` converts all three kinds; a loop that assigns
+    ``p.data`` for each parameter converts only the first. Introduced in lesson 06.
+    """
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"expected a torch.nn.Module, not {type(module).__name__}")
+    rows = []
+    for name, param in module.named_parameters():
+        rows.append((name, "parameter", param.device, param.dtype))
+        if param.grad is not None:
+            rows.append((name + ".grad", "gradient", param.grad.device, param.grad.dtype))
+    rows += [(name, "buffer", buf.device, buf.dtype) for name, buf in module.named_buffers()]
+    return Table(["tensor", "kind", "device", "dtype"], rows, title=title)
