@@ -1,6 +1,7 @@
 """Unit tests for helpers.floats: anatomy, ULPs, mantissa rounding and the summation orders."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from helpers import (
     ulp_distance,
     unit_roundoff,
 )
+from helpers.floats import correctly_rounded_float32, random_float32, round_to_nearest, two_sum
 
 finite32 = st.floats(width=32, allow_nan=False, allow_infinity=False)
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -83,6 +85,130 @@ def test_anatomy_rejects_bad_values(bad, error):
 def test_anatomy_rejects_integer_dtypes():
     with pytest.raises(TypeError, match="not supported"):
         float_anatomy(1.0, torch.int32)
+
+
+def test_anatomy_rounds_once_where_a_conversion_through_float32_rounds_twice():
+    # through float32 both become 1 + 2**-11 (or 1 + 2**-8), an exact tie, which then goes to 1.0
+    assert float_anatomy(1 + 2**-11 + 2**-40, torch.float16).stored == 1.0009765625
+    assert float_anatomy(1 + 2**-8 + 2**-40, torch.bfloat16).stored == 1.0078125
+    assert float_anatomy(-(1 + 2**-11 + 2**-40), torch.float16).stored == -1.0009765625
+    assert float(np.float16(1 + 2**-11 + 2**-40)) == 1.0009765625  # NumPy rounds once too
+    # a true tie still goes to the even neighbour
+    assert float_anatomy(1 + 2**-11, torch.float16).stored == 1.0
+    assert float_anatomy(1 + 2**-8, torch.bfloat16).stored == 1.0
+
+
+@given(st.floats(allow_nan=False))
+def test_anatomy_in_float16_matches_numpy(x):
+    with np.errstate(over="ignore"):
+        expected = float(np.float16(x))
+    a = float_anatomy(x, torch.float16)
+    assert a.stored == expected and math.copysign(1, a.stored) == math.copysign(1, expected)
+
+
+@given(st.floats(allow_nan=False))
+def test_round_to_nearest_matches_numpy_for_float32_and_float16(x):
+    with np.errstate(over="ignore"):
+        assert round_to_nearest(x, torch.float32) == float(np.float32(x))
+        assert round_to_nearest(x, torch.float16) == float(np.float16(x))
+    assert round_to_nearest(x, torch.float64) == x
+
+
+@given(finite32)
+def test_round_to_nearest_to_bfloat16_matches_pytorch_from_float32(x):
+    # from float32, PyTorch's bfloat16 conversion rounds once, so it is a fair reference here
+    assert round_to_nearest(x, torch.bfloat16) == torch.tensor(x).to(torch.bfloat16).item()
+
+
+def test_round_to_nearest_edges():
+    assert round_to_nearest(Fraction(1, 3), torch.float32) == float(np.float32(1 / 3))
+    assert round_to_nearest(65519, torch.float16) == 65504.0  # below the halfway point to 2**16
+    assert round_to_nearest(65520, torch.float16) == math.inf  # halfway: ties to even overflow
+    assert round_to_nearest(-(2**128), torch.float32) == -math.inf
+    # half the smallest subnormal is a tie between 0 and 2**-149: it goes to the even one, 0
+    assert round_to_nearest(Fraction(1, 2**150), torch.float32) == 0.0
+    assert round_to_nearest(Fraction(3, 2**151), torch.float32) == 2.0**-149
+    assert math.copysign(1, round_to_nearest(-0.0)) == -1 and round_to_nearest(0) == 0.0
+    assert math.isnan(round_to_nearest(math.nan)) and round_to_nearest(-math.inf) == -math.inf
+    with pytest.raises(TypeError):
+        round_to_nearest("1.0")
+    with pytest.raises(TypeError):
+        round_to_nearest(True)
+    with pytest.raises(TypeError, match="not supported"):
+        round_to_nearest(1.0, torch.int32)
+
+
+@given(finite32, finite32)
+def test_float32_addition_is_the_exact_sum_rounded_once_and_float64_gets_it_too(a, b):
+    # the exact sum can need far more than 53 bits, yet rounding the float64 sum to float32 is right:
+    # double rounding is innocuous when the wider format has at least 2 * 24 + 2 bits
+    expected = round_to_nearest(Fraction(a) + Fraction(b), torch.float32)
+    with np.errstate(over="ignore"):
+        got = (torch.tensor(a) + torch.tensor(b)).item()
+    assert got == expected
+    a64, b64 = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
+    assert (a64 + b64).float().item() == expected
+
+
+def test_a_fused_multiply_add_through_float64_can_round_twice_wrongly():
+    # 24929 * 673 = 2**24 + 1 exactly, a float32 midpoint; c nudges the exact result above it
+    a, b, c = 24929.0, 673.0, 2.0**-40
+    assert round_to_nearest(Fraction(a) * Fraction(b) + Fraction(c), torch.float32) == 2**24 + 2
+    # float64 absorbs c, leaving an exact tie, which float32 then sends to the even 2**24: not innocuous
+    assert float(np.float32(a * b + c)) == 2**24
+    # correctly_rounded_float32 does not vouch for that float64 value
+    assert not correctly_rounded_float32(torch.tensor([a * b + c], dtype=torch.float64))[1].item()
+
+
+def test_correctly_rounded_float32_flags_values_next_to_a_midpoint():
+    midpoint = 1 + 2**-24  # halfway between 1 and the next float32
+    values = [midpoint, midpoint + 2**-52, midpoint + 5 * 2**-52, 1.0, 3.0, math.inf]
+    approx = torch.tensor(values, dtype=torch.float64)
+    rounded, certain = correctly_rounded_float32(approx)
+    assert rounded.dtype == torch.float32
+    assert rounded[:5].tolist() == [1.0, 1 + 2**-23, 1 + 2**-23, 1.0, 3.0]
+    assert certain.tolist() == [False, False, True, True, True, False]
+    assert correctly_rounded_float32(approx, margin=0)[1].tolist()[:2] == [False, True]
+    with pytest.raises(TypeError, match="float64"):
+        correctly_rounded_float32(approx.float())
+    with pytest.raises(ValueError, match="margin"):
+        correctly_rounded_float32(approx, margin=-1)
+
+
+@given(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False), st.integers(min_value=-4, max_value=4))
+def test_correctly_rounded_float32_is_right_for_any_value_within_the_margin(y, k):
+    approx = torch.tensor([y], dtype=torch.float64)
+    rounded, certain = correctly_rounded_float32(approx, margin=4)
+    if certain.item():
+        # the exact value may be anywhere within 4 float64 ULPs of approx: the rounding stays the same
+        exact = Fraction(y) + k * Fraction(ulp(approx).item())
+        assert round_to_nearest(exact, torch.float32) == rounded.item()
+
+
+def test_random_float32_uses_every_bit_and_repeats():
+    x = random_float32((100_000,), exponents=(-30, 30), generator=torch.Generator().manual_seed(0))
+    y = random_float32((100_000,), exponents=(-30, 30), generator=torch.Generator().manual_seed(0))
+    assert x.dtype == torch.float32 and torch.equal(x, y)
+    exponents = torch.frexp(x).exponent - 1
+    assert exponents.min().item() == -30 and exponents.max().item() == 30
+    assert 0.45 < (x < 0).float().mean().item() < 0.55
+    assert 0.45 < (x.view(torch.int32) & 1).float().mean().item() < 0.55  # the last mantissa bit is random
+    with pytest.raises(ValueError, match="exponents"):
+        random_float32((3,), exponents=(-200, 0))
+
+
+@given(st.floats(min_value=-1e300, max_value=1e300), st.floats(min_value=-1e300, max_value=1e300))
+def test_two_sum_recovers_what_rounding_lost(a, b):
+    s, err = two_sum(torch.tensor([a], dtype=torch.float64), torch.tensor([b], dtype=torch.float64))
+    assert Fraction(s.item()) + Fraction(err.item()) == Fraction(a) + Fraction(b)
+    assert (err.item() == 0) == (Fraction(s.item()) == Fraction(a) + Fraction(b))
+
+
+def test_two_sum_in_float32_and_bad_input():
+    s, err = two_sum(torch.tensor([2.0**24]), torch.tensor([1.0]))
+    assert s.item() == 2.0**24 and err.item() == 1.0
+    with pytest.raises(TypeError, match="one dtype"):
+        two_sum(torch.ones(1), torch.ones(1, dtype=torch.float64))
 
 
 # --- ulp and ulp_distance ----------------------------------------------------------------------
@@ -300,3 +426,76 @@ def test_matmul_error_is_flat_in_k_for_rounded_inputs():
     assert matmul_error("float32", 256)["rel_fro"] < 1e-6
     with pytest.raises(ValueError, match="positive"):
         matmul_error("tf32", 0)
+
+
+def test_matmul_error_depends_on_the_data_not_only_on_k():
+    # the error follows the products' size sqrt(sum (a b)^2), about 0.6 u for any data ...
+    u = unit_roundoff("tf32")
+    errors = {
+        (data, k): matmul_error("tf32", k, data=data) for data in ("normal", "positive", "cancelling") for k in (256, 4096)
+    }
+    for e in errors.values():
+        assert 0.4 < e["rel_to_products"] / u < 0.75
+    # ... so relative to C it is flat for zero-mean data, shrinks like 1/sqrt(k) for positive data
+    # and has no bound under cancellation
+    assert 0.5 < errors["normal", 4096]["rel_fro"] / errors["normal", 256]["rel_fro"] < 2
+    assert 3 < errors["positive", 256]["rel_fro"] / errors["positive", 4096]["rel_fro"] < 5.5
+    assert errors["cancelling", 4096]["rel_fro"] > 1e4 * u
+    # the largest error over the mean |C| (PyTorch's CUDA notes' measure) exceeds the Frobenius ratio
+    assert errors["normal", 4096]["max_over_mean"] > 3 * errors["normal", 4096]["rel_fro"]
+    with pytest.raises(ValueError, match="unknown data"):
+        matmul_error("tf32", 256, data="uniform")
+    with pytest.raises(ValueError, match="k > m"):
+        matmul_error("tf32", 64, data="cancelling")
+
+
+def test_gamma_is_defined_only_below_k_u_equal_one():
+    from helpers.floats import gamma
+
+    assert gamma(0, 2.0**-24) == 0.0
+    assert math.isclose(gamma(1024, 2.0**-24), 1024 * 2.0**-24 / (1 - 1024 * 2.0**-24))
+    assert gamma(1024, 2.0**-11) == 1.0  # defined, but it allows a 100% error
+    for k in (2048, 4096):  # the old recipe's k u = 1 (division by zero) and k u = 2 (gamma = -2)
+        with pytest.raises(ValueError, match="k \\* u < 1"):
+            gamma(k, 2.0**-11)
+    with pytest.raises(ValueError):
+        gamma(-1, 2.0**-24)
+    with pytest.raises(ValueError):
+        gamma(10, 1.5)
+
+
+@pytest.mark.parametrize("k", [2048, 4096])
+def test_matmul_error_bound_holds_for_float16_inputs_and_catches_float16_accumulation(k):
+    from helpers.floats import matmul_error_bound
+
+    g = torch.Generator().manual_seed(k)
+    a, b = torch.rand(32, k, generator=g), torch.rand(k, 32, generator=g)  # positive: no cancellation
+    exact = a.double() @ b.double()
+    bound = matmul_error_bound(a, b, u_in=2.0**-11, u_acc=2.0**-24)
+    assert bound.dtype == torch.float64 and bound.shape == exact.shape and bool((bound > 0).all())
+    # float16 inputs, float32 accumulation in the library's order: inside the bound, entry by entry
+    good = a.half().float() @ b.half().float()
+    assert bool(((good.double() - exact).abs() <= bound).all())
+    # a float16 running sum (the bug of lesson 03, section 3.8): outside the bound everywhere
+    acc = torch.zeros(32, 32, dtype=torch.float16)
+    ah, bh = a.half(), b.half()
+    for i in range(k):
+        acc = acc + ah[:, i : i + 1] * bh[i : i + 1, :]
+    assert bool(((acc.double() - exact).abs() > bound).all())
+    # the old recipe, gamma_k with the inputs' u, is undefined here
+    with pytest.raises(ValueError, match="u_in"):
+        matmul_error_bound(a, b, u_in=0.0, u_acc=2.0**-11)
+
+
+def test_matmul_error_bound_for_float32_inputs_is_gamma_k():
+    from helpers.floats import gamma, matmul_error_bound
+
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(8, 1000, generator=g), torch.randn(1000, 8, generator=g)
+    bound = matmul_error_bound(a, b, u_in=0.0, u_acc=2.0**-24)
+    assert torch.allclose(bound, gamma(1000, 2.0**-24) * (a.double().abs() @ b.double().abs()), rtol=1e-12)
+    assert bool(((a @ b).double() - a.double() @ b.double()).abs().le(bound).all())
+    with pytest.raises(ValueError, match="cannot be multiplied"):
+        matmul_error_bound(a, a, 0.0, 2.0**-24)
+    with pytest.raises(TypeError):
+        matmul_error_bound(a.numpy(), b, 0.0, 2.0**-24)

@@ -1,13 +1,15 @@
 """Bit-level views of floating-point numbers and summation in chosen orders.
 
 Introduced in lesson ``01_floating_point_non_associativity``; ``round_mantissa``,
-``round_to_format`` and ``matmul_error`` simulate TF32, bfloat16 and float16 inputs in lesson 03.
+``round_to_format`` and ``matmul_error`` simulate TF32, bfloat16 and float16 inputs in lesson 03,
+where ``gamma`` and ``matmul_error_bound`` give the matching error bound.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import torch
@@ -18,14 +20,20 @@ __all__ = [
     "FORMATS",
     "INPUT_FORMATS",
     "FloatAnatomy",
+    "correctly_rounded_float32",
     "float_anatomy",
+    "gamma",
     "matmul_error",
+    "matmul_error_bound",
+    "random_float32",
     "round_mantissa",
     "round_to_format",
+    "round_to_nearest",
     "sum_exact",
     "sum_kahan",
     "sum_pairwise",
     "sum_sequential",
+    "two_sum",
     "ulp",
     "ulp_distance",
     "unit_roundoff",
@@ -121,7 +129,12 @@ class FloatAnatomy:
 def float_anatomy(value: float | torch.Tensor, dtype: torch.dtype = torch.float32) -> FloatAnatomy:
     """Split ``value``, rounded to ``dtype``, into its sign, exponent and mantissa bits.
 
-    ``value`` is a Python number or a one-element tensor. Introduced in lesson 01.
+    ``value`` is a Python number or a one-element tensor. It is rounded once, from its exact
+    value, to the nearest ``dtype`` value (ties to even), as IEEE 754 prescribes. PyTorch's own
+    float64 to float16 or bfloat16 conversion goes through float32 (``c10::Half`` and
+    ``c10::BFloat16`` are built from a ``float``) and can round twice: in torch 2.13,
+    ``torch.tensor(1 + 2**-11 + 2**-40, dtype=torch.float64).half()`` is 1.0, while the nearest
+    float16 is 1.0009765625. Introduced in lesson 01.
     """
     dtype = _check_float_dtype(dtype)
     if isinstance(value, torch.Tensor):
@@ -133,7 +146,8 @@ def float_anatomy(value: float | torch.Tensor, dtype: torch.dtype = torch.float3
     else:
         raise TypeError(f"value must be a number or a one-element tensor, not {type(value).__name__}")
     exp_bits, man_bits, int_dtype = FORMATS[dtype]
-    stored = torch.tensor(requested, dtype=torch.float64).to(dtype)
+    # exact once rounded: the float64 -> dtype conversion below changes nothing
+    stored = torch.tensor(round_to_nearest(requested, dtype), dtype=torch.float64).to(dtype)
     width = 1 + exp_bits + man_bits
     raw = int(stored.view(int_dtype).item()) & ((1 << width) - 1)
     bits = format(raw, f"0{width}b")
@@ -146,6 +160,39 @@ def float_anatomy(value: float | torch.Tensor, dtype: torch.dtype = torch.float3
         kind = "normal"
     bias = (1 << (exp_bits - 1)) - 1
     return FloatAnatomy(dtype, requested, float(stored.double().item()), sign, exponent, mantissa, bias, kind)
+
+
+def round_to_nearest(value: float | int | Fraction, dtype: torch.dtype = torch.float32) -> float:
+    """Round an exact number once to ``dtype``, to nearest with ties to even, as IEEE 754 does.
+
+    ``value`` is a Python ``int``, ``float`` or ``fractions.Fraction``, taken exactly; the result is
+    the ``dtype`` value nearest to it, returned as a Python float (which holds every value of the four
+    formats exactly). Subnormal results, overflow to infinity and signed zeros follow IEEE 754
+    (round to nearest, ties to even). Exact rational arithmetic makes this the reference for
+    results that a chain of float roundings can get wrong: ``float_anatomy``'s conversions, and a
+    fused multiply-add ``a * b + c`` rounded once. Introduced in lesson 01.
+    """
+    dtype = _check_float_dtype(dtype)
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        raise TypeError(f"value must be an int, float or Fraction, not {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        return value
+    exact = Fraction(value)
+    negative = exact < 0 or (exact == 0 and math.copysign(1.0, float(value)) < 0)
+    if exact == 0:
+        return -0.0 if negative else 0.0
+    exp_bits, man_bits, _ = FORMATS[dtype]
+    bias = (1 << (exp_bits - 1)) - 1
+    magnitude = abs(exact)
+    # e with 2**e <= magnitude < 2**(e + 1)
+    e = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    if magnitude < Fraction(2) ** e:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, 1 - bias) - man_bits)  # the spacing of dtype's values there
+    rounded = round(magnitude / quantum) * quantum  # Fraction's round(): to nearest, ties to even
+    largest = (2 - Fraction(2) ** -man_bits) * Fraction(2) ** bias
+    result = math.inf if rounded > largest else float(rounded)
+    return -result if negative else result
 
 
 def ulp(x: torch.Tensor) -> torch.Tensor:
@@ -189,6 +236,74 @@ def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if torch.isnan(a).any() or torch.isnan(b).any():
         raise ValueError("ulp_distance is undefined for NaN")
     return (_ordinal(a) - _ordinal(b)).abs()
+
+
+def correctly_rounded_float32(approx: torch.Tensor, margin: int = 4) -> tuple[torch.Tensor, torch.Tensor]:
+    """Round float64 approximations of exact results to float32, and say where that is certain.
+
+    ``approx`` holds float64 values, each within ``margin`` float64 ULPs of an exact result (a
+    maths function evaluated in float64 by a library accurate to about 1 ULP, or ``a * b + c``
+    evaluated in float64). Rounding it to float32 gives the correctly rounded float32 result
+    unless the exact value lies on the other side of a rounding boundary, the midpoint between
+    two float32 neighbours. Returns ``(rounded, certain)``: the float32 rounding, and a boolean
+    tensor that is True where ``approx`` is more than ``margin`` float64 ULPs away from the nearest
+    midpoint, so that the rounding is certainly the correctly rounded one. Introduced in lesson 01.
+    """
+    approx = _check_tensor(approx, "approx")
+    if approx.dtype != torch.float64:
+        raise TypeError(f"approx must be float64, not {approx.dtype}")
+    if isinstance(margin, bool) or not isinstance(margin, int) or margin < 0:
+        raise ValueError(f"margin must be a non-negative int (float64 ULPs), got {margin!r}")
+    rounded = approx.float()  # one IEEE conversion: to nearest, ties to even
+    r = rounded.double()
+    up = torch.nextafter(rounded, torch.full_like(rounded, math.inf)).double()
+    down = torch.nextafter(rounded, torch.full_like(rounded, -math.inf)).double()
+    # the midpoint on approx's side of the float32 result (exact: 25 bits fit in float64)
+    midpoint = torch.where(approx >= r, (r + up) / 2, (r + down) / 2)
+    distance = (approx - midpoint).abs()
+    finite = torch.isfinite(approx) & torch.isfinite(rounded) & torch.isfinite(midpoint)
+    certain = finite & (distance > margin * ulp(approx))
+    return rounded, certain
+
+
+def random_float32(
+    shape: tuple[int, ...], exponents: tuple[int, int] = (-20, 20), generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """Random float32 numbers that use every bit of the format.
+
+    Each has a random sign, 23 random stored mantissa bits and an exponent drawn uniformly from
+    ``exponents`` (both ends included, within float32's normal range). Unlike the values of
+    ``2 * torch.rand(n) - 1``, which lie on a grid of multiples of ``2**-24`` (so that the sum of
+    two of them never rounds), these spread over many binades with full significands. They are
+    assembled from random integers, not drawn with ``torch.randn``, whose values depend on the
+    CPU's vector instructions (lesson 05). Introduced in lesson 01.
+    """
+    low, high = exponents
+    if not -126 <= low <= high <= 127:
+        raise ValueError(f"exponents must satisfy -126 <= low <= high <= 127, got {exponents!r}")
+    mantissa = torch.randint(0, 1 << 23, shape, generator=generator, dtype=torch.int32)
+    exponent = torch.randint(low + 127, high + 128, shape, generator=generator, dtype=torch.int32)
+    negative = torch.randint(0, 2, shape, generator=generator, dtype=torch.int32).bool()
+    x = ((exponent << 23) | mantissa).view(torch.float32)
+    return torch.where(negative, -x, x)
+
+
+def two_sum(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Knuth's TwoSum: ``s = a + b`` rounded, and ``err`` with ``s + err == a + b`` exactly.
+
+    Six additions in ``a``'s own dtype recover exactly what the rounding of ``a + b`` lost (Knuth,
+    *The Art of Computer Programming*, vol. 2, section 4.2.2, Theorem B; Higham, section 4.3),
+    provided nothing overflows. ``err == 0`` exactly where ``a + b`` was exact. Introduced in
+    lesson 01.
+    """
+    a, b = _check_tensor(a, "a"), _check_tensor(b, "b")
+    if a.dtype != b.dtype:
+        raise TypeError(f"two_sum needs one dtype, got {a.dtype} and {b.dtype}")
+    _check_float_dtype(a.dtype)
+    s = a + b
+    b_virtual = s - a
+    a_virtual = s - b_virtual
+    return s, (a - a_virtual) + (b - b_virtual)
 
 
 def round_mantissa(x: torch.Tensor, bits: int, ties: str = "even") -> torch.Tensor:
@@ -260,25 +375,100 @@ def unit_roundoff(fmt: str) -> float:
     return 2.0 ** -(bits[fmt] + 1)
 
 
-def matmul_error(fmt: str, k: int, m: int = 64, seed: int = 0) -> dict[str, float]:
-    """Relative error of an (m x k) @ (k x m) product whose inputs are rounded to ``fmt``.
+MATMUL_DATA = ("normal", "positive", "cancelling")
 
-    The inputs are standard normal, drawn on the CPU; products are accumulated in float32 (as
-    tensor cores do) and compared with the float64 product of the unrounded inputs. Returns the
-    Frobenius-norm relative error (``"rel_fro"``) and the largest error over the largest entry
-    (``"max_rel"``). Introduced in lesson 03.
+
+def matmul_error(fmt: str, k: int, m: int = 64, seed: int = 0, data: str = "normal") -> dict[str, float]:
+    """Errors of an (m x k) @ (k x m) product whose inputs are rounded to ``fmt``.
+
+    A model of the *input rounding* of a tensor-core product, not of the hardware: the rounded
+    inputs are multiplied and summed by the CPU's float32 matrix product (IEEE 754 arithmetic, in
+    the library's order), while tensor cores add in their own, non-IEEE way (lesson 03, section
+    3.3). The result is compared with the float64 product of the unrounded inputs.
+
+    ``data`` chooses the inputs, drawn on the CPU from ``seed``: ``"normal"`` (independent standard
+    normal, zero mean; drawn in float64 and rounded to float32), ``"positive"`` (uniform in [0, 1)) or ``"cancelling"`` (standard normal
+    ``a``; ``b`` projected in float64 so that ``a @ b`` is zero up to float32 rounding; needs
+    ``k > m``). Returns:
+
+    - ``"rel_fro"``: ``||error||_F / ||C||_F``, the relative error in the Frobenius norm;
+    - ``"max_rel"``: the largest error over the largest entry of ``C``;
+    - ``"max_over_mean"``: the largest error over the mean of ``|C|`` (the measure of PyTorch's
+      CUDA notes for their A100 example);
+    - ``"rel_to_products"``: ``||error||_F / ||P||_F`` with ``P_ij = sqrt(sum_k (a_ik b_kj)^2)``,
+      the size of the products an entry adds up: about ``0.6 u`` for any data (lesson 03).
+
+    Introduced in lesson 03.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
+    if data not in MATMUL_DATA:
+        raise ValueError(f"unknown data {data!r}; use one of: {', '.join(MATMUL_DATA)}")
+    if data == "cancelling" and k <= m:
+        raise ValueError(f"cancelling data needs k > m (got k={k}, m={m}): b is projected onto a's null space")
     g = torch.Generator().manual_seed(seed)
-    a, b = torch.randn(m, k, generator=g), torch.randn(k, m, generator=g)
+    if data == "positive":
+        a, b = torch.rand(m, k, generator=g), torch.rand(k, m, generator=g)
+    else:  # float32 randn's vectorised path depends on the CPU capability (lesson 05); float64's did not here
+        a = torch.randn(m, k, generator=g, dtype=torch.float64).float()
+        b = torch.randn(k, m, generator=g, dtype=torch.float64).float()
+    if data == "cancelling":  # b - a^T (a a^T)^-1 a b: every column of b orthogonal to every row of a
+        a64, b64 = a.double(), b.double()
+        b = (b64 - a64.T @ torch.linalg.solve(a64 @ a64.T, a64 @ b64)).float()
     exact = a.double() @ b.double()
     got = (round_to_format(a, fmt) @ round_to_format(b, fmt)).double()
     diff = (got - exact).abs()
+    products = ((a.double() ** 2) @ (b.double() ** 2)).sqrt()
     return {
         "rel_fro": (diff.norm() / exact.norm()).item(),
         "max_rel": (diff.max() / exact.abs().max()).item(),
+        "max_over_mean": (diff.max() / exact.abs().mean()).item(),
+        "rel_to_products": (diff.norm() / products.norm()).item(),
     }
+
+
+def gamma(k: int, u: float) -> float:
+    """Higham's ``gamma_k = k u / (1 - k u)``: the bound on the relative error of ``k`` roundings.
+
+    ``(1 + d_1)...(1 + d_k)`` with every ``|d_i| <= u`` lies within ``gamma_k`` of 1 (Higham,
+    *Accuracy and Stability of Numerical Algorithms*, Lemma 3.1), provided ``k u < 1``. For
+    ``k u >= 1`` the formula divides by zero or turns negative, so this raises ``ValueError``: that
+    happens when the unit roundoff of a short format is put where the accumulation's belongs
+    (``k = 2048`` with ``u = 2**-11``). Introduced in lesson 03.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ValueError(f"k must be a non-negative int, got {k!r}")
+    if not 0 <= u < 1:
+        raise ValueError(f"u must be a unit roundoff in [0, 1), got {u!r}")
+    if k * u >= 1:
+        raise ValueError(
+            f"gamma_k is only defined for k * u < 1, got k = {k}, u = {u:.3g} (k * u = {k * u:.3g}); "
+            "the unit roundoff of rounded inputs belongs in u_in, not in the accumulation's gamma_k"
+        )
+    return k * u / (1 - k * u)
+
+
+def matmul_error_bound(a: torch.Tensor, b: torch.Tensor, u_in: float, u_acc: float) -> torch.Tensor:
+    """Entry-by-entry bound on ``|computed a @ b - exact a @ b|``, as a float64 tensor.
+
+    For inputs rounded to a format with unit roundoff ``u_in`` (``0`` when they are used as they
+    are) and ``k`` products added in any order with additions that round to nearest with unit
+    roundoff ``u_acc``::
+
+        (2 u_in + u_in**2 + gamma_k(u_acc) (1 + u_in)**2) * (|a| @ |b|)
+
+    Each rounded input is ``x (1 + d)`` with ``|d| <= u_in``, and an inner product of ``k`` terms
+    carries a factor within ``gamma_k(u_acc)`` of 1 per term (Higham, section 3.1), so each term's
+    relative error is at most ``(1 + u_in)**2 (1 + gamma_k) - 1``. ``a`` and ``b`` are the
+    unrounded inputs; ``k`` is ``a``'s last dimension. Introduced in lesson 03.
+    """
+    a, b = _check_tensor(a, "a"), _check_tensor(b, "b")
+    if a.dim() < 1 or b.dim() < 1 or a.shape[-1] != b.shape[0 if b.dim() == 1 else -2]:
+        raise ValueError(f"shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied")
+    if not 0 <= u_in < 1:
+        raise ValueError(f"u_in must be a unit roundoff in [0, 1), got {u_in!r}")
+    factor = 2 * u_in + u_in**2 + gamma(a.shape[-1], u_acc) * (1 + u_in) ** 2
+    return factor * (a.detach().cpu().double().abs() @ b.detach().cpu().double().abs())
 
 
 def _check_sum_input(x: object) -> torch.Tensor:
