@@ -1,9 +1,14 @@
 """Unit tests for helpers.devices and helpers.tables."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
 from helpers import Table, available_devices, best_device, environment_report, module_devices
+from helpers.devices import RESULT_ENV_VARS
 
 
 def test_best_device_follows_availability():
@@ -60,6 +65,52 @@ def test_environment_report_has_the_settings_that_decide_numbers():
     assert "<table>" in report._repr_html_() and "intra-op threads" in str(report)
 
 
+def test_environment_report_reads_the_cpu_and_onednn_settings():
+    values = dict((row[0], row[1]) for row in environment_report().rows)
+    assert values["CPU capability (SIMD kernels)"] == torch.backends.cpu.get_cpu_capability()
+    assert values["cuBLAS fp16 reduced-precision reduction"] is True  # PyTorch's default
+    assert values["cuBLAS bf16 reduced-precision reduction"] is True
+    if hasattr(torch.backends, "fp32_precision"):
+        before = torch.get_float32_matmul_precision()
+        try:  # "medium" hands CPU float32 matmuls to oneDNN in bfloat16: the report must show it
+            torch.set_float32_matmul_precision("medium")
+            values = dict((row[0], row[1]) for row in environment_report().rows)
+        finally:
+            torch.set_float32_matmul_precision(before)
+        assert values["float32 matmul precision"] == "medium"
+        assert values["fp32_precision (oneDNN matmul)"] == "bf16"
+        assert values["fp32_precision (cuDNN rnn)"] == torch.backends.cudnn.rnn.fp32_precision
+
+
+def test_environment_report_survives_mixed_precision_apis():
+    if not hasattr(torch.backends, "fp32_precision"):
+        pytest.skip("this torch has only the legacy precision flags")
+    before = torch.backends.mkldnn.matmul.fp32_precision
+    try:  # the new API alone: the legacy getter get_float32_matmul_precision() now raises
+        torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+        with pytest.raises(RuntimeError):
+            torch.get_float32_matmul_precision()
+        values = dict((row[0], row[1]) for row in environment_report().rows)
+    finally:
+        torch.backends.mkldnn.matmul.fp32_precision = before
+    assert values["float32 matmul precision"].startswith("(unreadable")
+    assert values["fp32_precision (oneDNN matmul)"] == "bf16"
+
+
+def test_environment_report_shows_result_deciding_variables(monkeypatch):
+    for name in RESULT_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1")
+    monkeypatch.setenv("MKL_CBWR", "")
+    values = dict((row[0], row[1]) for row in environment_report().rows)
+    assert values["$NVIDIA_TF32_OVERRIDE"] == "0"
+    assert values["$TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] == "1"
+    assert values["$MKL_CBWR"] == "(empty)"
+    assert values["$OMP_NUM_THREADS"] == values["$ATEN_CPU_CAPABILITY"] == "unset"
+    assert {f"${name}" for name in RESULT_ENV_VARS} <= set(values)
+
+
 def test_module_devices():
     m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
     assert module_devices(m) == {torch.device("cpu")}
@@ -91,3 +142,20 @@ def test_table_rejects_ragged_rows():
         Table(["a", "b"], [(1,)])
     with pytest.raises(ValueError, match="header"):
         Table([], [])
+
+
+def test_tf32_cublas_override_sets_the_starting_flags():
+    """TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 is read once, at start-up, as the initial matmul precision
+    (aten/src/ATen/Context.h), so a fresh process reports it through the flags as well."""
+    code = (
+        "from helpers import environment_report\n"
+        "v = dict((r[0], r[1]) for r in environment_report().rows)\n"
+        "print(v['float32 matmul precision'], v.get('fp32_precision (CUDA matmul)'), "
+        "v['$TORCH_ALLOW_TF32_CUBLAS_OVERRIDE'])\n"
+    )
+    env = dict(os.environ, TORCH_ALLOW_TF32_CUBLAS_OVERRIDE="1")
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    precision, cuda_matmul, variable = out.stdout.split()
+    assert (precision, variable) == ("high", "1")
+    assert cuda_matmul in ("tf32", "None")  # None: a torch without the fp32_precision settings

@@ -5,13 +5,15 @@ Introduced in ``00_start_here``; ``module_devices`` returns in lesson 06 (moving
 
 from __future__ import annotations
 
+import os
 import platform
+from collections.abc import Callable
 
 import torch
 
 from helpers.tables import Table
 
-__all__ = ["available_devices", "best_device", "environment_report", "module_devices"]
+__all__ = ["RESULT_ENV_VARS", "available_devices", "best_device", "environment_report", "module_devices"]
 
 
 def _mps_available() -> bool:
@@ -61,21 +63,77 @@ def best_device(prefer: str | torch.device | None = None) -> torch.device:
     return device
 
 
+# Environment variables that change which numbers this process computes; most are read once, when
+# the process or the library starts. Lesson 00 explains each.
+RESULT_ENV_VARS = (
+    "OMP_NUM_THREADS",  # intra-op threads at start-up (PyTorch's CPU threading notes)
+    "MKL_NUM_THREADS",  # the same, for MKL; it takes precedence over OMP_NUM_THREADS
+    "ATEN_CPU_CAPABILITY",  # caps the SIMD level of PyTorch's own CPU kernels (DispatchStub.cpp)
+    "ONEDNN_MAX_CPU_ISA",  # caps the instruction set oneDNN may use (oneDNN "CPU Dispatcher Control")
+    "MKL_CBWR",  # MKL's Conditional Numerical Reproducibility branch (oneMKL developer guide)
+    "CUBLAS_WORKSPACE_CONFIG",  # cuBLAS workspace; its reproducibility with several streams
+    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",  # "1": CUDA float32 matmuls start with TF32 on (Context.h)
+    "NVIDIA_TF32_OVERRIDE",  # "0": NVIDIA's libraries turn TF32 off, whatever PyTorch's flags say
+)
+
+_ABSENT = object()
+
+
+def _read(read: Callable[[], object]) -> object:
+    """Call ``read``: ``_ABSENT`` if this torch lacks the setting, a short note if reading it fails.
+
+    Reading the legacy precision flags after the new ``fp32_precision`` API was used raises a
+    RuntimeError on recent torch; the report says so instead of failing.
+    """
+    try:
+        return read()
+    except AttributeError:
+        return _ABSENT
+    except RuntimeError as exc:
+        why = "legacy and new precision APIs mixed" if "mix" in str(exc) else type(exc).__name__
+        return f"(unreadable: {why})"
+
+
 def _precision_settings() -> list[tuple[str, object]]:
-    """TF32 settings, read through one API only: mixing the legacy ``allow_tf32`` flags with the
-    ``fp32_precision`` settings (torch 2.9+) can raise or warn, so newer torch reports the new ones."""
-    rows: list[tuple[str, object]] = [("float32 matmul precision", torch.get_float32_matmul_precision())]
-    if hasattr(torch.backends, "fp32_precision"):
+    """The reduced-precision switches, read through one API only: mixing the legacy ``allow_tf32``
+    flags with the ``fp32_precision`` settings (torch 2.9+) can raise or warn, so newer torch
+    reports the new ones. Settings this torch does not have are left out."""
+    backends = torch.backends
+    rows: list[tuple[str, object]] = [
+        ("float32 matmul precision", _read(torch.get_float32_matmul_precision)),
+    ]
+    if hasattr(backends, "fp32_precision"):
         rows += [
-            ("fp32_precision (global)", torch.backends.fp32_precision),
-            ("fp32_precision (CUDA matmul)", torch.backends.cuda.matmul.fp32_precision),
-            ("fp32_precision (cuDNN conv)", torch.backends.cudnn.conv.fp32_precision),
+            ("fp32_precision (global)", _read(lambda: backends.fp32_precision)),
+            ("fp32_precision (oneDNN matmul)", _read(lambda: backends.mkldnn.matmul.fp32_precision)),
+            ("fp32_precision (oneDNN conv)", _read(lambda: backends.mkldnn.conv.fp32_precision)),
+            ("fp32_precision (oneDNN rnn)", _read(lambda: backends.mkldnn.rnn.fp32_precision)),
+            ("fp32_precision (CUDA matmul)", _read(lambda: backends.cuda.matmul.fp32_precision)),
+            ("fp32_precision (cuDNN conv)", _read(lambda: backends.cudnn.conv.fp32_precision)),
+            ("fp32_precision (cuDNN rnn)", _read(lambda: backends.cudnn.rnn.fp32_precision)),
         ]
     else:
         rows += [
-            ("TF32 for CUDA matmul (allow_tf32)", torch.backends.cuda.matmul.allow_tf32),
-            ("TF32 for cuDNN conv (allow_tf32)", torch.backends.cudnn.allow_tf32),
+            ("TF32 for CUDA matmul (allow_tf32)", _read(lambda: backends.cuda.matmul.allow_tf32)),
+            ("TF32 for cuDNN conv (allow_tf32)", _read(lambda: backends.cudnn.allow_tf32)),
         ]
+    matmul = backends.cuda.matmul
+    rows += [
+        ("cuBLAS fp16 reduced-precision reduction",
+         _read(lambda: matmul.allow_fp16_reduced_precision_reduction)),
+        ("cuBLAS bf16 reduced-precision reduction",
+         _read(lambda: matmul.allow_bf16_reduced_precision_reduction)),
+        ("cuBLAS fp16 accumulation", _read(lambda: matmul.allow_fp16_accumulation)),
+    ]
+    return [(name, value) for name, value in rows if value is not _ABSENT]
+
+
+def _environment_variables() -> list[tuple[str, object]]:
+    """One row per variable of ``RESULT_ENV_VARS``: its value, or ``unset``."""
+    rows = []
+    for name in RESULT_ENV_VARS:
+        value = os.environ.get(name)
+        rows.append((f"${name}", "unset" if value is None else (value if value else "(empty)")))
     return rows
 
 
@@ -83,9 +141,12 @@ def environment_report() -> Table:
     """A table of everything that decides which numbers this machine produces.
 
     Python and torch versions, CUDA/cuDNN, each GPU's name and compute capability, intra- and
-    inter-op threads, MKL and oneDNN, and the TF32 and determinism switches.
+    inter-op threads, the CPU capability PyTorch's kernels use, MKL and oneDNN, the reduced-precision
+    (TF32, bfloat16, fp16 reduction) and determinism switches, and the environment variables that
+    change results (``RESULT_ENV_VARS``), set or unset.
     Introduced in ``00_start_here``; every lesson shows it in its first code cell.
     """
+    cpu_capability = _read(lambda: torch.backends.cpu.get_cpu_capability())
     rows: list[tuple[str, object]] = [
         ("Python", platform.python_version()),
         ("platform", f"{platform.system()} {platform.machine()}"),
@@ -104,6 +165,10 @@ def environment_report() -> Table:
         ("MPS available", _mps_available()),
         ("intra-op threads", torch.get_num_threads()),
         ("inter-op threads", torch.get_num_interop_threads()),
+    ]
+    if cpu_capability is not _ABSENT:
+        rows.append(("CPU capability (SIMD kernels)", cpu_capability))
+    rows += [
         ("MKL", torch.backends.mkl.is_available()),
         ("oneDNN (mkldnn)", torch.backends.mkldnn.is_available()),
     ]
@@ -114,6 +179,7 @@ def environment_report() -> Table:
         ("cudnn.benchmark", torch.backends.cudnn.benchmark),
         ("default dtype", str(torch.get_default_dtype()).replace("torch.", "")),
     ]
+    rows += _environment_variables()
     return Table(["setting", "value"], rows, title="Environment")
 
 
