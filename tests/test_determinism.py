@@ -64,7 +64,7 @@ def no_cublas_variable(monkeypatch):
 
 def test_deterministic_mode_sets_and_restores_everything(no_cublas_variable):
     before = deterministic_flags()
-    with deterministic_mode() as inside:
+    with deterministic_mode(cublas_workspace_config=CUBLAS_WORKSPACE) as inside:
         assert inside == deterministic_flags()
         assert inside["use_deterministic_algorithms"] and not inside["warn_only"]
         assert inside["cudnn.deterministic"] and not inside["cudnn.benchmark"]
@@ -72,6 +72,35 @@ def test_deterministic_mode_sets_and_restores_everything(no_cublas_variable):
             inside["fill_uninitialized_memory"] and os.environ["CUBLAS_WORKSPACE_CONFIG"] == CUBLAS_WORKSPACE
         )
     assert deterministic_flags() == before and "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+
+
+def test_deterministic_mode_leaves_the_cublas_variable_alone_by_default(no_cublas_variable):
+    # a with block cannot set it in time for the PyTorch releases that check it (lesson 04)
+    with deterministic_mode() as inside:
+        assert inside["use_deterministic_algorithms"] and inside["CUBLAS_WORKSPACE_CONFIG"] is None
+        assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+
+
+def test_deterministic_mode_warns_when_the_cublas_variable_may_come_too_late(no_cublas_variable, monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    with pytest.warns(UserWarning, match="before Python starts"):
+        with deterministic_mode(cublas_workspace_config=CUBLAS_WORKSPACE):
+            pass
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)  # already in force: nothing changes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with deterministic_mode(cublas_workspace_config=CUBLAS_WORKSPACE):
+            pass
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)  # before CUDA starts: in time
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with deterministic_mode(cublas_workspace_config=":16:8"):
+            assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
 
 
 def test_deterministic_mode_restores_after_an_exception(no_cublas_variable):
@@ -153,3 +182,120 @@ def test_workers_share_a_dataset_generator_unless_seed_worker_reseeds_it():
 def test_noisy_dataset_bounds():
     with pytest.raises(IndexError):
         NoisyDataset(length=2)[2]
+
+
+def test_plot_run_spread_draws_each_run_from_the_exact_value():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from helpers.plots import plot_run_spread
+
+    try:
+        fig, ax = plot_run_spread(
+            {"default": torch.tensor([1.0, 3.0, 2.0]), "deterministic": torch.tensor([2.5, 2.5])},
+            exact=2.0,
+            unit=0.5,
+            unit_name="ULPs",
+        )
+        default, deterministic, zero = ax.get_lines()
+        assert list(default.get_xdata()) == [1, 2, 3] and list(default.get_ydata()) == [-2.0, 2.0, 0.0]
+        assert list(deterministic.get_ydata()) == [1.0, 1.0] and list(zero.get_ydata()) == [0.0, 0.0]
+        assert ax.get_ylabel() == "result - exact, in ULPs"
+        with pytest.raises(ValueError, match="empty"):
+            plot_run_spread({}, 0.0, 1.0)
+        with pytest.raises(ValueError, match="positive"):
+            plot_run_spread({"a": torch.ones(2)}, 0.0, 0.0)
+        with pytest.raises(ValueError, match="1-D"):
+            plot_run_spread({"a": torch.ones(2, 2)}, 0.0, 1.0)
+    finally:
+        plt.close("all")
+
+
+def _steps(loader, count, state=None, done=0, rng=None, after_skip=None):
+    """``count`` batches from a position in ``loader`` on, each followed by the global draws a
+    training step makes; returns them and the position reached (epoch-start state, batches done).
+    ``after_skip`` runs once the first epoch's skipped batches are loaded."""
+    from itertools import islice
+
+    from helpers.determinism import resume_epoch
+
+    out = []
+    while len(out) < count:
+        if state is None:
+            state = loader.generator.get_state()
+        batches = resume_epoch(loader, state, done, rng)
+        if after_skip is not None:
+            after_skip()
+        for batch in islice(batches, count - len(out)):
+            out.append((batch, draws()))
+            done += 1
+        rng, after_skip = None, None
+        if len(out) < count:
+            state, done = None, 0
+    return out, (state, done)
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(torch.equal(x, y) and dx == dy for (x, dx), (y, dy) in zip(a, b))
+
+
+def _shuffled(workers: int, seed: int, length: int) -> DataLoader:
+    init = seed_worker if workers else None
+    return DataLoader(NoisyDataset(length=length), batch_size=2, shuffle=True, num_workers=workers,
+                      worker_init_fn=init, generator=torch.Generator().manual_seed(seed))
+
+
+def _dataset_rng_restorer(loader: DataLoader, state: dict):
+    """Puts the dataset's own generator back; it must run after the skip, which moves it."""
+
+    def restore() -> None:
+        loader.dataset.rng.bit_generator.state = state
+
+    return restore
+
+
+def test_resume_epoch_continues_mid_epoch_bit_for_bit():
+    seed_everything(3)
+    uninterrupted, _ = _steps(_shuffled(0, 1, 10), 12)           # 5 batches per epoch
+    seed_everything(3)
+    loader = _shuffled(0, 1, 10)
+    first, (state, done) = _steps(loader, 7)                     # stops after 2 batches of epoch 2
+    assert done == 2 and _same(first, uninterrupted[:7])
+    rng, dataset_rng = snapshot_rng(), loader.dataset.rng.bit_generator.state
+    seed_everything(999)                                         # a fresh process, in effect
+    resumed = _shuffled(0, 5, 10)
+    rest, _ = _steps(resumed, 5, state, done, rng, _dataset_rng_restorer(resumed, dataset_rng))
+    assert _same(rest, uninterrupted[7:])
+    # The incomplete recipes fail: the generator's state at the checkpoint instead of at the
+    # epoch's start, or a fresh epoch instead of the position in it.
+    for wrong_state, wrong_done in [(loader.generator.get_state(), done), (None, 0)]:
+        fresh = _shuffled(0, 1, 10)
+        after = _dataset_rng_restorer(fresh, dataset_rng)
+        assert not _same(_steps(fresh, 5, wrong_state, wrong_done, rng, after)[0], uninterrupted[7:])
+
+
+def test_resume_epoch_continues_mid_epoch_with_workers():
+    seed_everything(4)
+    uninterrupted, _ = _steps(_shuffled(2, 1, 8), 6)             # 4 batches per epoch
+    seed_everything(4)
+    first, (state, done) = _steps(_shuffled(2, 1, 8), 5)
+    rng = snapshot_rng()
+    seed_everything(999)
+    rest, _ = _steps(_shuffled(2, 7, 8), 1, state, done, rng)
+    assert done == 1 and _same(first + rest, uninterrupted)
+
+
+def test_resume_epoch_refuses_what_it_cannot_restore():
+    from helpers.determinism import resume_epoch
+
+    state = torch.Generator().get_state()
+    with pytest.raises(ValueError, match="generator"):
+        resume_epoch(DataLoader(NoisyDataset(), shuffle=True), state, 0)
+    persistent = DataLoader(NoisyDataset(), num_workers=1, persistent_workers=True,
+                            generator=torch.Generator())
+    with pytest.raises(ValueError, match="persistent"):
+        resume_epoch(persistent, state, 0)
+    with pytest.raises(ValueError, match="batches_done"):
+        resume_epoch(_shuffled(0, 1, 4), state, -1)

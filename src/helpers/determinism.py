@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -23,12 +24,13 @@ __all__ = [
     "deterministic_flags",
     "deterministic_mode",
     "restore_rng",
+    "resume_epoch",
     "seed_everything",
     "seed_worker",
     "snapshot_rng",
 ]
 
-CUBLAS_WORKSPACE = ":4096:8"  # the value PyTorch's reproducibility notes give (":16:8" also works)
+CUBLAS_WORKSPACE = ":4096:8"  # the first value named by the error of PyTorch releases that checked it
 
 
 def seed_everything(seed: int) -> dict[str, object]:
@@ -65,17 +67,22 @@ def deterministic_flags() -> dict[str, object]:
 
 @contextlib.contextmanager
 def deterministic_mode(
-    warn_only: bool = False, cublas_workspace_config: str | None = CUBLAS_WORKSPACE
+    warn_only: bool = False, cublas_workspace_config: str | None = None
 ) -> Iterator[dict[str, object]]:
     """Turn on PyTorch's deterministic settings inside a ``with`` block, and restore them after.
 
     Sets ``torch.use_deterministic_algorithms(True, warn_only=warn_only)``,
-    ``cudnn.deterministic = True``, ``cudnn.benchmark = False``,
-    ``torch.utils.deterministic.fill_uninitialized_memory = True`` and, unless
-    ``cublas_workspace_config`` is None, the environment variable ``CUBLAS_WORKSPACE_CONFIG``
-    (which cuBLAS reads when it creates its handle: set it before the first CUDA matrix product
-    of the process for it to take effect). On exit, normal or by an exception, every setting and
-    the variable (present or absent) are put back. Yields the settings in force.
+    ``cudnn.deterministic = True``, ``cudnn.benchmark = False`` and
+    ``torch.utils.deterministic.fill_uninitialized_memory = True``. On exit, normal or by an
+    exception, every setting is put back. Yields the settings in force.
+
+    ``CUBLAS_WORKSPACE_CONFIG`` is left alone by default, because a ``with`` block cannot set it in
+    time: PyTorch releases that still check it under deterministic mode (pull request #161749
+    removed the check in October 2025) read it once, at the first CUDA matrix product of the
+    process, and keep the answer (a ``static`` variable in ATen's ``Context.cpp``). Set it in
+    the environment before Python starts. If ``cublas_workspace_config`` is given, the variable is
+    set for the block and restored (present or absent) after it; when CUDA is already initialised
+    in this process and the variable changes, a ``UserWarning`` says that it may come too late.
     Introduced in lesson 04.
     """
     before = deterministic_flags()
@@ -85,6 +92,14 @@ def deterministic_mode(
         torch.backends.cudnn.benchmark = False
         torch.utils.deterministic.fill_uninitialized_memory = True
         if cublas_workspace_config is not None:
+            if torch.cuda.is_initialized() and before["CUBLAS_WORKSPACE_CONFIG"] != cublas_workspace_config:
+                warnings.warn(
+                    "CUBLAS_WORKSPACE_CONFIG is set after CUDA was initialised: PyTorch releases that "
+                    "check it read it once, at the first CUDA matrix product of the process, so set it "
+                    "in the environment before Python starts",
+                    UserWarning,
+                    stacklevel=3,
+                )
             os.environ["CUBLAS_WORKSPACE_CONFIG"] = cublas_workspace_config
         yield deterministic_flags()
     finally:
@@ -180,7 +195,10 @@ class RngSnapshot:
 
 def snapshot_rng() -> RngSnapshot:
     """Copy the state of Python's ``random``, NumPy's global generator, torch's CPU generator and
-    every CUDA device's generator. Introduced in lesson 05.
+    every CUDA device's generator.
+
+    Only the global generators: a private one (a DataLoader's ``generator``, a generator stored in
+    a dataset) is not included; for a DataLoader, see :func:`resume_epoch`. Introduced in lesson 05.
     """
     cuda = tuple(torch.cuda.get_rng_state_all()) if torch.cuda.is_available() else ()
     return RngSnapshot(
@@ -211,3 +229,41 @@ def restore_rng(snapshot: RngSnapshot) -> None:
     torch.set_rng_state(snapshot.torch_cpu)
     if devices:
         torch.cuda.set_rng_state_all(list(snapshot.torch_cuda))
+
+
+def resume_epoch(
+    loader: torch.utils.data.DataLoader,
+    epoch_start_state: torch.Tensor,
+    batches_done: int,
+    rng: RngSnapshot | None = None,
+) -> Iterator:
+    """The rest of an epoch of ``loader``, exactly as an interrupted run would have continued it.
+
+    Each time an epoch starts (``iter(loader)``), a DataLoader draws from its ``generator``: the
+    base seed of its worker processes and, with ``shuffle=True``, the epoch's order. A checkpoint
+    taken mid-epoch therefore holds ``loader.generator.get_state()`` as it was when the epoch
+    began, and how many batches were done. This function puts the generator back in that state,
+    starts the epoch, and discards the ``batches_done`` batches already trained on by loading them
+    again (so that worker processes, whose state no checkpoint holds, reach the same state too).
+    Then, if ``rng`` is given, it restores the global generators: after the skip, because a
+    dataset that draws random numbers while loading in the main process (``num_workers=0``) moves
+    them. State that a dataset keeps itself in the main process (a generator stored in it) is the
+    caller's to restore, after this function returns, for the same reason.
+
+    Raises ``ValueError`` for a loader without a ``generator`` (its order and seeds then come from
+    the global generator) and for ``persistent_workers=True`` (workers that keep their state from
+    one epoch to the next). Introduced in lesson 05.
+    """
+    if loader.generator is None:
+        raise ValueError("give the DataLoader a generator= so that its order and seeds can be restored")
+    if loader.persistent_workers and loader.num_workers > 0:
+        raise ValueError("persistent workers carry state across epochs that no checkpoint holds")
+    if isinstance(batches_done, bool) or not isinstance(batches_done, int) or batches_done < 0:
+        raise ValueError(f"batches_done must be an int >= 0, got {batches_done!r}")
+    loader.generator.set_state(epoch_start_state)
+    batches = iter(loader)
+    for _ in range(batches_done):
+        next(batches)
+    if rng is not None:
+        restore_rng(rng)
+    return batches

@@ -97,6 +97,32 @@ def _ex_01_4(answer: object) -> tuple[bool, str]:
     )
 
 
+def _ex_01_5(answer: object) -> tuple[bool, str]:
+    from fractions import Fraction
+
+    from helpers.floats import round_to_nearest
+
+    if not (isinstance(answer, (tuple, list)) and len(answer) == 3 and all(_is_number(v) for v in answer)):
+        return False, "answer with a tuple of three numbers (a, b, c)."
+    a, b, c = (_f32(float(v)) for v in answer)
+    if not all(bool(torch.isfinite(v)) for v in (a, b, c)):
+        return False, "use finite float32 values."
+    separate = (a * b + c).item()  # two roundings: the product, then the sum
+    fused = round_to_nearest(Fraction(a.item()) * Fraction(b.item()) + Fraction(c.item()), torch.float32)
+    if not (math.isfinite(separate) and math.isfinite(fused)):
+        return False, "the result overflows; pick values whose product stays well inside float32's range."
+    if separate == fused:
+        return False, (
+            f"both give {separate!r}: rounding the product did not change the final result. Pick a and b "
+            "whose exact product needs more than 24 significant bits, and c close to -(a * b), so that the "
+            "bits the product's rounding drops decide the answer (section 1.7)."
+        )
+    return True, (
+        f"a*b + c rounded twice gives {separate!r}; rounded once, as a fused multiply-add does, "
+        f"it gives {fused!r}."
+    )
+
+
 def _ex_02_1(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, int) or isinstance(answer, bool) or answer <= 0:
         return False, "answer with a positive Python int."
@@ -188,6 +214,25 @@ def _ex_03_3(answer: object) -> tuple[bool, str]:
     return True, "u = 2^-11 = 4.88e-4, the same as float16 and 8192 times float32's."
 
 
+def _ex_03_4(answer: object) -> tuple[bool, str]:
+    if not _is_number(answer) or answer <= 0:
+        return False, "answer with a positive number, a magnitude |expected|."
+    crossover = 1e-5 / 1.3e-6  # float32's default atol / rtol
+    if abs(answer * crossover - 1) <= 0.01:
+        return False, "that is rtol / atol; the crossover is where rtol * |expected| equals atol."
+    if abs(answer / 1e-5 - 1) <= 0.01:
+        return False, "that is atol itself; find the |expected| at which rtol * |expected| grows to atol."
+    if abs(answer / crossover - 1) > 0.01:
+        return False, (
+            "assert_close allows atol + rtol * |expected|; with float32's defaults (rtol 1.3e-6, atol 1e-5), "
+            "at which |expected| are the two terms equal?"
+        )
+    return True, (
+        "atol / rtol = 1e-5 / 1.3e-6 = 7.7: below it the fixed atol decides, so at |expected| = 1e-3 "
+        "a relative error of 1% passes."
+    )
+
+
 def _ex_04_1(answer: object) -> tuple[bool, str]:
     if isinstance(answer, str):
         return False, "answer with the class itself, without quotes (for example ValueError)."
@@ -196,7 +241,7 @@ def _ex_04_1(answer: object) -> tuple[bool, str]:
     if answer is not RuntimeError:
         return (
             False,
-            "run Tensor.put_ under deterministic mode (section 4.3) and look at the exception's type.",
+            "run Tensor.put_ under deterministic mode (section 4.4) and look at the exception's type.",
         )
     return True, "RuntimeError, whose message says '... does not have a deterministic implementation'."
 
@@ -205,7 +250,7 @@ def _ex_04_2(answer: object) -> tuple[bool, str]:
     if not _is_number(answer):
         return False, "answer with a float (float('nan') and float('inf') are floats too)."
     if not math.isnan(answer):
-        return False, "look at torch.empty(4) inside deterministic_mode() in section 4.2."
+        return False, "look at torch.empty(4) inside deterministic_mode() in section 4.3."
     return True, "NaN: reading it by mistake poisons every result, so the mistake shows instead of varying."
 
 
@@ -216,14 +261,34 @@ def _ex_04_3(answer: object) -> tuple[bool, str]:
         return False, "answer with a tuple of two strings: (name, value)."
     name, value = answer[0].strip(), answer[1].strip()
     if name != "CUBLAS_WORKSPACE_CONFIG":
-        return False, "the variable is named after the library it configures, in capitals (section 4.2)."
+        return False, "the variable is named after the library it configures, in capitals (section 4.3)."
     if value in ("4096:8", "16:8"):
-        return False, "the leading colon is part of the value: ':4096:8' (without it, cuBLAS rejects it)."
+        return False, "the leading colon is part of the value: ':4096:8' (the check compares whole strings)."
     if value == ":16:8":
-        return False, "':16:8' works too, with less memory, but the notes give another value first."
+        return False, "':16:8' passes the check too, with less memory; the message names another value first."
     if value != ":4096:8":
-        return False, "the value is ':<size in KiB>:<number of buffers>'; the notes give ':4096:8' first."
-    return True, "CUBLAS_WORKSPACE_CONFIG=:4096:8, set before the first cuBLAS handle exists."
+        return False, "the value is ':<size in KiB>:<number of buffers>'; the message names ':4096:8' first."
+    return True, (
+        "CUBLAS_WORKSPACE_CONFIG=:4096:8, in the environment before Python starts: those releases read it "
+        "once, at the first CUDA matrix product; pull request #161749 removed the check."
+    )
+
+
+def _ex_04_4(answer: object) -> tuple[bool, str]:
+    choices = {"one thread", "float64", "reseed"}
+    if not (isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(a, str) for a in answer)):
+        return False, f"answer with a set of strings chosen from {sorted(choices)}."
+    given = {a.strip().lower() for a in answer}
+    if not given <= choices:
+        return False, f"use only these names: {sorted(choices)}."
+    if "reseed" in given:
+        return False, "the inputs are already the same tensors in every run: what would a seed change?"
+    if given != {"one thread", "float64"}:
+        return False, "section 4.1 names every condition under which the kernel adds atomically."
+    return True, (
+        "either one takes ATen's serial loop (atomics only for float32, on more than one thread, "
+        "with 32,768 entries or more)."
+    )
 
 
 def _ex_05_1(answer: object) -> tuple[bool, str]:
@@ -267,6 +332,22 @@ def _ex_05_3(answer: object) -> tuple[bool, str]:
             "which generator did the dataset create itself?",
         )
     return True, "column 4: the dataset's own numpy Generator, copied into every worker in the same state."
+
+
+def _ex_05_4(answer: object) -> tuple[bool, str]:
+    choices = {"rand(1000)", "randn(1000)", "randn(8)"}
+    if not (isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(a, str) for a in answer)):
+        return False, f"answer with a set of strings chosen from {sorted(choices)}."
+    given = {a.strip().replace("torch.", "").replace(" ", "") for a in answer}
+    if not given <= choices:
+        return False, f"use only these names: {sorted(choices)}."
+    if "rand(1000)" in given:
+        return False, "torch.rand scales integers by 2**-24, which is exact: section 5.2 found no difference."
+    if "randn(8)" in given:
+        return False, "the vectorised Box-Muller kernel needs 16 elements or more: what does randn(8) use?"
+    if given != {"randn(1000)"}:
+        return False, "section 5.2 ran the same seeded draws in a second process: which one differed?"
+    return True, "randn of 16 or more float32 elements: AVX2's approximate log, sin and cos vs the C library's."
 
 
 def _ex_06_1(answer: object) -> tuple[bool, str]:
@@ -318,6 +399,22 @@ def _ex_06_3(answer: object) -> tuple[bool, str]:
     return (
         True,
         "the optimizer comes last (loading before or after the move both work, since loading copies in).",
+    )
+
+
+def _ex_06_4(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, bool):
+        return False, "answer with True or False (a bool, not a string or a number)."
+    if not answer:
+        return (
+            False,
+            "_apply assigns fn(buf) to every buffer, but is that a new tensor here? "
+            "Look at num_batches_tracked's dtype and at which tensors .double() converts.",
+        )
+    return (
+        True,
+        "num_batches_tracked is int64 and .double() converts only floating-point tensors, "
+        "so fn(buf) returns the buffer itself and `n` still names it.",
     )
 
 
@@ -566,21 +663,26 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
     "01.3": ("the float32 ULP of 1000.0", _ex_01_3),
     "01.4": ("the summation order whose error bound does not grow with n", _ex_01_4),
+    "01.5": ("three float32 numbers (a, b, c) whose fused a*b + c differs from a * b + c", _ex_01_5),
     "02.1": ("the number of levels of a tree reduction of 2**20 numbers", _ex_02_1),
     "02.2": ("a list of indices that orders [1e8, 1.0, -1e8] so that a loop gives exactly 1.0", _ex_02_2),
     "02.3": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_3),
     "03.1": ("the value of 257 rounded to bfloat16", _ex_03_1),
     "03.2": ("the largest finite float16 value", _ex_03_2),
     "03.3": ("the unit roundoff of TF32 (a float)", _ex_03_3),
+    "03.4": ("the |expected| below which atol decides float32's default verdict", _ex_03_4),
     "04.1": ("the exception class raised where no deterministic implementation exists", _ex_04_1),
     "04.2": ("the float that fills torch.empty under deterministic mode", _ex_04_2),
     "04.3": ("a tuple (name, value) for deterministic cuBLAS", _ex_04_3),
+    "04.4": ("a set of the changes that make the CPU sum repeat itself", _ex_04_4),
     "05.1": ("a set of the generators torch.manual_seed seeds", _ex_05_1),
     "05.2": ("a torch.Generator seeded with 42", _ex_05_2),
     "05.3": ("the column that repeats across DataLoader workers", _ex_05_3),
+    "05.4": ("a set of the draws that depend on the CPU's SIMD capability", _ex_05_4),
     "06.1": ("True or False", _ex_06_1),
     "06.2": ("a module class whose offset moves but is not saved", _ex_06_2),
     "06.3": ("the three steps in order", _ex_06_3),
+    "06.4": ("True or False", _ex_06_4),
     "07.1": ("the map_location that loads onto the CPU", _ex_07_1),
     "07.2": ("the prefix torch.compile adds to state_dict keys", _ex_07_2),
     "07.3": ("the torch.serialization function that allows a class within a with block", _ex_07_3),

@@ -16,7 +16,14 @@ if TYPE_CHECKING:  # matplotlib is imported lazily; these names are for type che
 
 from helpers.floats import _check_float_dtype, ulp
 
-__all__ = ["plot_error_growth", "plot_roofline", "plot_sum_spread", "plot_sweeps", "plot_ulp"]
+__all__ = [
+    "plot_error_growth",
+    "plot_roofline",
+    "plot_run_spread",
+    "plot_sum_spread",
+    "plot_sweeps",
+    "plot_ulp",
+]
 
 
 def plot_ulp(
@@ -161,5 +168,38 @@ def plot_roofline(
     ax.set_ylabel("GFLOP/s")
     ax.set_title(title)
     ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_run_spread(
+    runs: Mapping[str, torch.Tensor], exact: float, unit: float, unit_name: str = "", title: str = ""
+) -> tuple[Figure, Axes]:
+    """The result of each run of the same computation, as its distance from the exact value.
+
+    ``runs`` maps a label (a setting, say) to a 1-D tensor holding one result per run; each is
+    drawn as dots against the run number, in units of ``unit`` from ``exact``, so a setting whose
+    runs agree bit for bit shows as a flat row. ``unit_name`` labels the unit on the y axis.
+    Introduced in lesson 04.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    if not runs:
+        raise ValueError("runs is empty")
+    if not unit > 0:
+        raise ValueError(f"unit must be positive, got {unit}")
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    for (label, values), marker in zip(runs.items(), "os^vD" * len(runs)):
+        if not isinstance(values, torch.Tensor) or values.dim() != 1 or values.numel() == 0:
+            raise ValueError(f"{label!r}: need a non-empty 1-D tensor of results, one per run")
+        offsets = (values.double() - exact) / unit
+        ax.plot(range(1, values.numel() + 1), offsets.numpy(), marker, label=label, alpha=0.8)
+    ax.axhline(0.0, color="black", linestyle="--", linewidth=1, label="exact value")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("run")
+    ax.set_ylabel(f"result - exact, in {unit_name or f'units of {unit:.3g}'}")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
     fig.tight_layout()
     return fig, ax
