@@ -7,7 +7,14 @@ import sys
 import pytest
 import torch
 
-from helpers import Table, available_devices, best_device, environment_report, module_devices
+from helpers import (
+    Table,
+    available_devices,
+    best_device,
+    environment_report,
+    environment_summary,
+    module_devices,
+)
 from helpers.devices import RESULT_ENV_VARS
 
 
@@ -109,6 +116,19 @@ def test_environment_report_shows_result_deciding_variables(monkeypatch):
     assert values["$MKL_CBWR"] == "(empty)"
     assert values["$OMP_NUM_THREADS"] == values["$ATEN_CPU_CAPABILITY"] == "unset"
     assert {f"${name}" for name in RESULT_ENV_VARS} <= set(values)
+
+
+def test_environment_summary_is_one_line_naming_what_decides_numbers(monkeypatch):
+    for name in RESULT_ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    line = environment_summary()
+    assert "\n" not in line and f"torch {torch.__version__}" in line
+    assert f"{torch.get_num_threads()} threads" in line and "set:" not in line
+    assert torch.backends.cpu.get_cpu_capability() in line
+    assert ("no CUDA device" in line) != torch.cuda.is_available()
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    assert environment_summary().endswith("set: ATEN_CPU_CAPABILITY=default CUBLAS_WORKSPACE_CONFIG=:4096:8")
 
 
 def test_module_devices():

@@ -7,7 +7,13 @@ imports torch and numpy but not matplotlib or ipywidgets (``helpers.plots`` and
 """
 
 from helpers.compare import Comparison, compare, compare_named, default_tolerances, reduction_tolerances
-from helpers.devices import available_devices, best_device, environment_report, module_devices
+from helpers.devices import (
+    available_devices,
+    best_device,
+    environment_report,
+    environment_summary,
+    module_devices,
+)
 from helpers.exercises import check
 from helpers.floats import (
     float_anatomy,
@@ -34,6 +40,7 @@ __all__ = [
     "compare_named",
     "default_tolerances",
     "environment_report",
+    "environment_summary",
     "float_anatomy",
     "matmul_error",
     "module_devices",

@@ -13,7 +13,14 @@ import torch
 
 from helpers.tables import Table
 
-__all__ = ["RESULT_ENV_VARS", "available_devices", "best_device", "environment_report", "module_devices"]
+__all__ = [
+    "RESULT_ENV_VARS",
+    "available_devices",
+    "best_device",
+    "environment_report",
+    "environment_summary",
+    "module_devices",
+]
 
 
 def _mps_available() -> bool:
@@ -144,7 +151,7 @@ def environment_report() -> Table:
     inter-op threads, the CPU capability PyTorch's kernels use, MKL and oneDNN, the reduced-precision
     (TF32, bfloat16, fp16 reduction) and determinism switches, and the environment variables that
     change results (``RESULT_ENV_VARS``), set or unset.
-    Introduced in ``00_start_here``; every lesson shows it in its first code cell.
+    Introduced in ``00_start_here``; the other lessons print ``environment_summary()`` instead.
     """
     cpu_capability = _read(lambda: torch.backends.cpu.get_cpu_capability())
     rows: list[tuple[str, object]] = [
@@ -181,6 +188,31 @@ def environment_report() -> Table:
     ]
     rows += _environment_variables()
     return Table(["setting", "value"], rows, title="Environment")
+
+
+def environment_summary() -> str:
+    """One line for a lesson's first cell: torch and Python, the devices, threads and CPU capability,
+    and any result-changing environment variable that is set (``environment_report`` has the rest).
+
+    Introduced in lesson 01; lesson 00 shows the full report.
+    """
+    capability = _read(lambda: torch.backends.cpu.get_cpu_capability())
+    cpu = "CPU" if capability is _ABSENT else f"CPU ({capability})"
+    parts = [
+        f"torch {torch.__version__}",
+        f"Python {platform.python_version()}",
+        f"{cpu}, {torch.get_num_threads()} threads",
+    ]
+    if torch.cuda.is_available():
+        parts += [f"cuda:{i} {torch.cuda.get_device_name(i)}" for i in range(torch.cuda.device_count())]
+    else:
+        parts.append("no CUDA device")
+    if _mps_available():
+        parts.append("MPS available")
+    set_vars = [f"{name}={os.environ[name]}" for name in RESULT_ENV_VARS if name in os.environ]
+    if set_vars:
+        parts.append("set: " + " ".join(set_vars))
+    return " · ".join(parts)
 
 
 def module_devices(module: torch.nn.Module) -> set[torch.device]:
