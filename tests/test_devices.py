@@ -78,12 +78,16 @@ def test_environment_report_reads_the_cpu_and_onednn_settings():
     assert values["cuBLAS fp16 reduced-precision reduction"] is True  # PyTorch's default
     assert values["cuBLAS bf16 reduced-precision reduction"] is True
     if hasattr(torch.backends, "fp32_precision"):
-        before = torch.get_float32_matmul_precision()
+        matmul = (torch.backends.mkldnn.matmul, torch.backends.cuda.matmul)
+        before = (torch.get_float32_matmul_precision(), *(m.fp32_precision for m in matmul))
         try:  # "medium" hands CPU float32 matmuls to oneDNN in bfloat16: the report must show it
             torch.set_float32_matmul_precision("medium")
             values = dict((row[0], row[1]) for row in environment_report().rows)
-        finally:
-            torch.set_float32_matmul_precision(before)
+        finally:  # the legacy setter leaves both backends at 'ieee', not at their own earlier values
+            torch.set_float32_matmul_precision(before[0])
+            for m, value in zip(matmul, before[1:]):
+                m.fp32_precision = value
+        assert (torch.get_float32_matmul_precision(), *(m.fp32_precision for m in matmul)) == before
         assert values["float32 matmul precision"] == "medium"
         assert values["fp32_precision (oneDNN matmul)"] == "bf16"
         assert values["fp32_precision (cuDNN rnn)"] == torch.backends.cudnn.rnn.fp32_precision
@@ -110,8 +114,11 @@ def test_environment_report_shows_result_deciding_variables(monkeypatch):
     monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
     monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1")
     monkeypatch.setenv("MKL_CBWR", "")
+    monkeypatch.setenv("ONEDNN_DEFAULT_FPMATH_MODE", "BF16")
     values = dict((row[0], row[1]) for row in environment_report().rows)
     assert values["$NVIDIA_TF32_OVERRIDE"] == "0"
+    assert values["$ONEDNN_DEFAULT_FPMATH_MODE"] == "BF16"
+    assert values["$DNNL_DEFAULT_FPMATH_MODE"] == "unset"
     assert values["$TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] == "1"
     assert values["$MKL_CBWR"] == "(empty)"
     assert values["$OMP_NUM_THREADS"] == values["$ATEN_CPU_CAPABILITY"] == "unset"

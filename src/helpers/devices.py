@@ -74,13 +74,19 @@ def best_device(prefer: str | torch.device | None = None) -> torch.device:
 # the process or the library starts. Lesson 00 explains each.
 RESULT_ENV_VARS = (
     "OMP_NUM_THREADS",  # intra-op threads at start-up (PyTorch's CPU threading notes)
-    "MKL_NUM_THREADS",  # the same, for MKL; it takes precedence over OMP_NUM_THREADS
-    "ATEN_CPU_CAPABILITY",  # caps the SIMD level of PyTorch's own CPU kernels (DispatchStub.cpp)
+    "MKL_NUM_THREADS",  # MKL's threads, and PyTorch's intra-op threads too: it takes precedence over
+    #                     OMP_NUM_THREADS (intraop_default_num_threads, ATen/ParallelCommon.cpp)
+    "ATEN_CPU_CAPABILITY",  # selects the SIMD level of PyTorch's own CPU kernels; on x86 the named
+    #                         level is taken without checking the hardware (DispatchStub.cpp)
     "ONEDNN_MAX_CPU_ISA",  # caps the instruction set oneDNN may use (oneDNN "CPU Dispatcher Control")
+    "ONEDNN_DEFAULT_FPMATH_MODE",  # oneDNN's default math mode; BF16 lets float32 primitives compute
+    #                                in bfloat16 where kernels exist (oneDNN "floating-point math mode")
+    "DNNL_DEFAULT_FPMATH_MODE",  # the older name of the same variable, still read
     "MKL_CBWR",  # MKL's Conditional Numerical Reproducibility branch (oneMKL developer guide)
     "CUBLAS_WORKSPACE_CONFIG",  # cuBLAS workspace; its reproducibility with several streams
     "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",  # "1": CUDA float32 matmuls start with TF32 on (Context.h)
     "NVIDIA_TF32_OVERRIDE",  # "0": NVIDIA's libraries turn TF32 off, whatever PyTorch's flags say
+    #                          (secondary source: DeepRec's "NVIDIA TF32" page)
 )
 
 _ABSENT = object()
