@@ -82,6 +82,21 @@ def test_anatomy_rejects_bad_values(bad, error):
         float_anatomy(bad)
 
 
+def test_anatomy_takes_an_int_exactly_not_through_float64():
+    # float(2**80 + 2**56 + 1) is 2**80 (float64 keeps 53 bits), an exact float32 value: rounding the
+    # int through float64 would give 2**80; rounded once, 2**56 + 1 is past half an ULP (2**56) of 2**80
+    a = float_anatomy(2**80 + 2**56 + 1)
+    assert a.requested == 2**80 + 2**56 + 1 and a.stored == 2**80 + 2**57
+    assert a.rounding_error == float(2**57 - 2**56 - 1)
+    # an integer tensor too: through float64, 2**62 + 2**38 + 1 becomes a tie that goes to 2**62
+    assert float_anatomy(torch.tensor(2**62 + 2**38 + 1)).stored == 2**62 + 2**39
+    huge = float_anatomy(10**400)  # beyond float64's range, so float() would raise OverflowError
+    assert huge.kind == "inf" and huge.rounding_error == math.inf
+    assert float_anatomy(-(10**400)).stored == -math.inf
+    with pytest.raises(TypeError):
+        float_anatomy(torch.tensor(True))
+
+
 def test_anatomy_rejects_integer_dtypes():
     with pytest.raises(TypeError, match="not supported"):
         float_anatomy(1.0, torch.int32)
@@ -195,6 +210,15 @@ def test_random_float32_uses_every_bit_and_repeats():
     assert 0.45 < (x.view(torch.int32) & 1).float().mean().item() < 0.55  # the last mantissa bit is random
     with pytest.raises(ValueError, match="exponents"):
         random_float32((3,), exponents=(-200, 0))
+
+
+def test_the_uniform_values_random_float32_replaces_sit_on_a_coarse_grid():
+    # its docstring's contrast: 2 * torch.rand(n) - 1 gives multiples of 2**-23, and adding two never rounds
+    x = 2 * torch.rand(100_000, generator=torch.Generator().manual_seed(0)) - 1
+    assert torch.equal(x.double() * 2**23, (x.double() * 2**23).round())
+    assert not torch.equal(x.double() * 2**22, (x.double() * 2**22).round())
+    p, q = x[:50_000], x[50_000:]
+    assert torch.equal((p + q).double(), p.double() + q.double())
 
 
 @given(st.floats(min_value=-1e300, max_value=1e300), st.floats(min_value=-1e300, max_value=1e300))
@@ -432,7 +456,9 @@ def test_matmul_error_depends_on_the_data_not_only_on_k():
     # the error follows the products' size sqrt(sum (a b)^2), about 0.6 u for any data ...
     u = unit_roundoff("tf32")
     errors = {
-        (data, k): matmul_error("tf32", k, data=data) for data in ("normal", "positive", "cancelling") for k in (256, 4096)
+        (data, k): matmul_error("tf32", k, data=data)
+        for data in ("normal", "positive", "cancelling")
+        for k in (256, 4096)
     }
     for e in errors.values():
         assert 0.4 < e["rel_to_products"] / u < 0.75
@@ -447,6 +473,17 @@ def test_matmul_error_depends_on_the_data_not_only_on_k():
         matmul_error("tf32", 256, data="uniform")
     with pytest.raises(ValueError, match="k > m"):
         matmul_error("tf32", 64, data="cancelling")
+
+
+def test_matmul_error_takes_a_rounding_function():
+    # a function stands for a format: the identity is float32, rounding to nearest (ties away) is "tf32"
+    assert matmul_error(lambda t: t, 256) == matmul_error("float32", 256)
+    assert matmul_error(lambda t: round_mantissa(t, 10, ties="away"), 256) == matmul_error("tf32", 256)
+    # truncating to 10 mantissa bits errs by up to a whole gap, always towards zero: larger errors
+    truncated = matmul_error(lambda t: (t.view(torch.int32) & -(1 << 13)).view(torch.float32), 1024)
+    assert 2 < truncated["rel_fro"] / matmul_error("tf32", 1024)["rel_fro"] < 3.5
+    with pytest.raises(TypeError, match="float32 tensor"):
+        matmul_error(lambda t: t.double(), 256)
 
 
 def test_gamma_is_defined_only_below_k_u_equal_one():
@@ -485,6 +522,20 @@ def test_matmul_error_bound_holds_for_float16_inputs_and_catches_float16_accumul
     # the old recipe, gamma_k with the inputs' u, is undefined here
     with pytest.raises(ValueError, match="u_in"):
         matmul_error_bound(a, b, u_in=0.0, u_acc=2.0**-11)
+
+
+def test_matmul_error_bound_assumes_inputs_in_the_normal_range():
+    from helpers.floats import matmul_error_bound
+
+    # float16 subnormals keep fewer bits: their relative rounding error exceeds u_in (the docstring's case)
+    a, b = torch.tensor([[4e-8, 1e-6]]), torch.tensor([[1.0], [1.0]])
+    error = ((a.half().float() @ b.half().float()).double() - a.double() @ b.double()).abs().item()
+    bound = matmul_error_bound(a, b, u_in=2.0**-11, u_acc=2.0**-24).item()
+    assert error > 30 * bound
+    # scaled into float16's normal range, the same inputs are within the bound
+    a = a * 2.0**20
+    error = ((a.half().float() @ b.half().float()).double() - a.double() @ b.double()).abs().item()
+    assert error <= matmul_error_bound(a, b, u_in=2.0**-11, u_acc=2.0**-24).item()
 
 
 def test_matmul_error_bound_for_float32_inputs_is_gamma_k():

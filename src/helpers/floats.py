@@ -8,6 +8,7 @@ where ``gamma`` and ``matmul_error_bound`` give the matching error bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -70,7 +71,7 @@ class FloatAnatomy:
     """
 
     dtype: torch.dtype
-    requested: float
+    requested: float | int
     stored: float
     sign: int
     exponent_bits: str
@@ -90,7 +91,11 @@ class FloatAnatomy:
 
     @property
     def rounding_error(self) -> float:
-        """``stored - requested``, computed in float64."""
+        """``stored - requested``, computed exactly, then rounded to float64 (inf where ``stored`` is)."""
+        if math.isfinite(self.stored) and (isinstance(self.requested, int) or math.isfinite(self.requested)):
+            return float(Fraction(self.stored) - Fraction(self.requested))
+        if not math.isfinite(self.stored) and isinstance(self.requested, int):
+            return self.stored  # an int too large for dtype: the error is as infinite as the result
         return self.stored - self.requested
 
     def table(self) -> Table:
@@ -130,8 +135,10 @@ def float_anatomy(value: float | torch.Tensor, dtype: torch.dtype = torch.float3
     """Split ``value``, rounded to ``dtype``, into its sign, exponent and mantissa bits.
 
     ``value`` is a Python number or a one-element tensor. It is rounded once, from its exact
-    value, to the nearest ``dtype`` value (ties to even), as IEEE 754 prescribes. PyTorch's own
-    float64 to float16 or bfloat16 conversion goes through float32 (``c10::Half`` and
+    value, to the nearest ``dtype`` value (ties to even), as IEEE 754 prescribes; a Python ``int``
+    (or an integer tensor) is taken exactly, not through float64, so ``2**80 + 2**56 + 1`` becomes
+    ``2**80 + 2**57`` in float32 where ``float()`` would first have rounded it to ``2**80``.
+    PyTorch's own float64 to float16 or bfloat16 conversion goes through float32 (``c10::Half`` and
     ``c10::BFloat16`` are built from a ``float``) and can round twice: in torch 2.13,
     ``torch.tensor(1 + 2**-11 + 2**-40, dtype=torch.float64).half()`` is 1.0, while the nearest
     float16 is 1.0009765625. Introduced in lesson 01.
@@ -140,9 +147,11 @@ def float_anatomy(value: float | torch.Tensor, dtype: torch.dtype = torch.float3
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise ValueError(f"float_anatomy takes one value, got a tensor of shape {tuple(value.shape)}")
-        requested = float(value.double().item())
+        if value.dtype == torch.bool or value.is_complex():
+            raise TypeError(f"value must be a real number, not a {value.dtype} tensor")
+        requested = float(value.double().item()) if value.is_floating_point() else int(value.item())
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        requested = float(value)
+        requested = value
     else:
         raise TypeError(f"value must be a number or a one-element tensor, not {type(value).__name__}")
     exp_bits, man_bits, int_dtype = FORMATS[dtype]
@@ -273,7 +282,7 @@ def random_float32(
 
     Each has a random sign, 23 random stored mantissa bits and an exponent drawn uniformly from
     ``exponents`` (both ends included, within float32's normal range). Unlike the values of
-    ``2 * torch.rand(n) - 1``, which lie on a grid of multiples of ``2**-24`` (so that the sum of
+    ``2 * torch.rand(n) - 1``, which lie on a grid of multiples of ``2**-23`` (so that the sum of
     two of them never rounds), these spread over many binades with full significands. They are
     assembled from random integers, not drawn with ``torch.randn``, whose values depend on the
     CPU's vector instructions (lesson 05). Introduced in lesson 01.
@@ -378,20 +387,29 @@ def unit_roundoff(fmt: str) -> float:
 MATMUL_DATA = ("normal", "positive", "cancelling")
 
 
-def matmul_error(fmt: str, k: int, m: int = 64, seed: int = 0, data: str = "normal") -> dict[str, float]:
+def matmul_error(
+    fmt: str | Callable[[torch.Tensor], torch.Tensor],
+    k: int,
+    m: int = 64,
+    seed: int = 0,
+    data: str = "normal",
+) -> dict[str, float]:
     """Errors of an (m x k) @ (k x m) product whose inputs are rounded to ``fmt``.
 
     A model of the *input rounding* of a tensor-core product, not of the hardware: the rounded
     inputs are multiplied and summed by the CPU's float32 matrix product (IEEE 754 arithmetic, in
     the library's order), while tensor cores add in their own, non-IEEE way (lesson 03, section
-    3.3). The result is compared with the float64 product of the unrounded inputs.
+    3.3). The result is compared with the float64 product of the unrounded inputs. ``fmt`` is a
+    format name of :func:`round_to_format`, or a function that rounds a float32 tensor itself and
+    returns a float32 tensor of the same shape (lesson 03 passes one that truncates to TF32).
 
     ``data`` chooses the inputs, drawn on the CPU from ``seed``: ``"normal"`` (independent standard
-    normal, zero mean; drawn in float64 and rounded to float32), ``"positive"`` (uniform in [0, 1)) or ``"cancelling"`` (standard normal
-    ``a``; ``b`` projected in float64 so that ``a @ b`` is zero up to float32 rounding; needs
-    ``k > m``). Returns:
+    normal, zero mean; drawn in float64 and rounded to float32), ``"positive"`` (uniform in
+    [0, 1)) or ``"cancelling"`` (standard normal ``a``; ``b`` projected in float64 so that
+    ``a @ b`` is zero up to float32 rounding; needs ``k > m``). Returns:
 
-    - ``"rel_fro"``: ``||error||_F / ||C||_F``, the relative error in the Frobenius norm;
+    - ``"rel_fro"``: ``||error||_F / ||C||_F``, the relative error in the Frobenius norm (the
+      square root of the sum of the squares of all entries);
     - ``"max_rel"``: the largest error over the largest entry of ``C``;
     - ``"max_over_mean"``: the largest error over the mean of ``|C|`` (the measure of PyTorch's
       CUDA notes for their A100 example);
@@ -405,7 +423,9 @@ def matmul_error(fmt: str, k: int, m: int = 64, seed: int = 0, data: str = "norm
     if data not in MATMUL_DATA:
         raise ValueError(f"unknown data {data!r}; use one of: {', '.join(MATMUL_DATA)}")
     if data == "cancelling" and k <= m:
-        raise ValueError(f"cancelling data needs k > m (got k={k}, m={m}): b is projected onto a's null space")
+        raise ValueError(
+            f"cancelling data needs k > m (got k={k}, m={m}): b is projected onto a's null space"
+        )
     g = torch.Generator().manual_seed(seed)
     if data == "positive":
         a, b = torch.rand(m, k, generator=g), torch.rand(k, m, generator=g)
@@ -416,7 +436,7 @@ def matmul_error(fmt: str, k: int, m: int = 64, seed: int = 0, data: str = "norm
         a64, b64 = a.double(), b.double()
         b = (b64 - a64.T @ torch.linalg.solve(a64 @ a64.T, a64 @ b64)).float()
     exact = a.double() @ b.double()
-    got = (round_to_format(a, fmt) @ round_to_format(b, fmt)).double()
+    got = (_round_with(fmt, a) @ _round_with(fmt, b)).double()
     diff = (got - exact).abs()
     products = ((a.double() ** 2) @ (b.double() ** 2)).sqrt()
     return {
@@ -425,6 +445,15 @@ def matmul_error(fmt: str, k: int, m: int = 64, seed: int = 0, data: str = "norm
         "max_over_mean": (diff.max() / exact.abs().mean()).item(),
         "rel_to_products": (diff.norm() / products.norm()).item(),
     }
+
+
+def _round_with(fmt: str | Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    if not callable(fmt):
+        return round_to_format(x, fmt)
+    out = fmt(x.clone())
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.float32 or out.shape != x.shape:
+        raise TypeError("a rounding function must return a float32 tensor of its input's shape")
+    return out
 
 
 def gamma(k: int, u: float) -> float:
@@ -461,6 +490,12 @@ def matmul_error_bound(a: torch.Tensor, b: torch.Tensor, u_in: float, u_acc: flo
     carries a factor within ``gamma_k(u_acc)`` of 1 per term (Higham, section 3.1), so each term's
     relative error is at most ``(1 + u_in)**2 (1 + gamma_k) - 1``. ``a`` and ``b`` are the
     unrounded inputs; ``k`` is ``a``'s last dimension. Introduced in lesson 03.
+
+    Both ``|d| <= u`` steps assume no underflow or overflow: every nonzero input lies in the input
+    format's normal range (for float16, ``6.1e-5 <= |x| <= 65504``) and every product and partial
+    sum in the accumulation format's. A float16 subnormal keeps fewer bits, so its relative error
+    can far exceed ``u_in``: ``a = [[4e-8, 1e-6]]``, ``b = [[1], [1]]`` in float16 are off by
+    3.3e-8, against a bound of 1.0e-9.
     """
     a, b = _check_tensor(a, "a"), _check_tensor(b, "b")
     if a.dim() < 1 or b.dim() < 1 or a.shape[-1] != b.shape[0 if b.dim() == 1 else -2]:
