@@ -103,6 +103,41 @@ def test_deterministic_mode_warns_when_the_cublas_variable_may_come_too_late(no_
     assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
 
 
+@pytest.mark.parametrize("value_before", [True, False])
+def test_deterministic_mode_restores_inductors_deterministic_option(value_before):
+    # torch.use_deterministic_algorithms(mode) also sets torch._inductor.config.deterministic = mode
+    import torch._inductor.config as inductor_config
+
+    saved = inductor_config.deterministic
+    inductor_config.deterministic = value_before
+    try:
+        assert deterministic_flags()["inductor.deterministic"] is value_before
+        with deterministic_mode() as inside:
+            assert inside["inductor.deterministic"] is True and inductor_config.deterministic
+        assert inductor_config.deterministic is value_before
+        with pytest.raises(RuntimeError):
+            with deterministic_mode():
+                torch.zeros(5).put_(torch.tensor([0, 0]), torch.tensor([1.0, 2.0]))
+        assert inductor_config.deterministic is value_before
+    finally:
+        inductor_config.deterministic = saved
+
+
+def test_deterministic_mode_restores_inductor_when_it_was_not_imported_yet():
+    # Inductor's config reads TORCHINDUCTOR_DETERMINISTIC when it is first imported, which
+    # torch.use_deterministic_algorithms does; a fresh process shows that path
+    code = (
+        "import sys, torch; from helpers.determinism import deterministic_flags, deterministic_mode\n"
+        "assert 'torch._inductor.config' not in sys.modules\n"
+        "before = deterministic_flags()['inductor.deterministic']\n"
+        "with deterministic_mode(): pass\n"
+        "import torch._inductor.config as c; print(before, c.deterministic)"
+    )
+    env = {**os.environ, "TORCHINDUCTOR_DETERMINISTIC": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["True", "True"]
+
+
 def test_deterministic_mode_restores_after_an_exception(no_cublas_variable):
     before = deterministic_flags()
     with pytest.raises(RuntimeError, match="deterministic"):
@@ -276,15 +311,36 @@ def test_resume_epoch_continues_mid_epoch_bit_for_bit():
         assert not _same(_steps(fresh, 5, wrong_state, wrong_done, rng, after)[0], uninterrupted[7:])
 
 
+def _skip_without_loading(loader: DataLoader, state: torch.Tensor, done: int) -> list:
+    """The wrong way to resume with workers: the epoch's remaining batches, with workers seeded as
+    in the interrupted run but not made to load the skipped batches first."""
+    order = torch.Generator()
+    order.set_state(state)
+    torch.empty((), dtype=torch.int64).random_(generator=order)  # the workers' base seed
+    batches = torch.randperm(len(loader.dataset), generator=order).split(loader.batch_size)
+    loader.generator.set_state(state)                            # the same base seed again
+    rest = DataLoader(loader.dataset, batch_sampler=[b.tolist() for b in batches[done:]],
+                      num_workers=loader.num_workers, worker_init_fn=loader.worker_init_fn,
+                      generator=loader.generator)
+    return [(batch, draws()) for batch in rest]
+
+
 def test_resume_epoch_continues_mid_epoch_with_workers():
     seed_everything(4)
-    uninterrupted, _ = _steps(_shuffled(2, 1, 8), 6)             # 4 batches per epoch
+    uninterrupted, _ = _steps(_shuffled(2, 1, 16), 12)           # 8 batches per epoch
     seed_everything(4)
-    first, (state, done) = _steps(_shuffled(2, 1, 8), 5)
+    first, (state, done) = _steps(_shuffled(2, 1, 16), 6)
+    assert done == 6                                             # each worker loaded 3 of them
     rng = snapshot_rng()
     seed_everything(999)
-    rest, _ = _steps(_shuffled(2, 7, 8), 1, state, done, rng)
-    assert done == 1 and _same(first + rest, uninterrupted)
+    rest, _ = _steps(_shuffled(2, 7, 16), 6, state, done, rng)   # on into the next epoch
+    assert _same(first + rest, uninterrupted)
+    # Negative control: the same order and worker seeds, but without loading the skipped batches,
+    # the workers' generators are not where they were, and the random columns differ.
+    restore_rng(rng)
+    wrong = _skip_without_loading(_shuffled(2, 7, 16), state, done)
+    assert [b[:, 0].tolist() for b, _ in wrong] == [b[:, 0].tolist() for b, _ in uninterrupted[6:8]]
+    assert not any(torch.equal(b[:, 1:], u[:, 1:]) for (b, _), (u, _) in zip(wrong, uninterrupted[6:8]))
 
 
 def test_resume_epoch_refuses_what_it_cannot_restore():
@@ -299,3 +355,28 @@ def test_resume_epoch_refuses_what_it_cannot_restore():
         resume_epoch(persistent, state, 0)
     with pytest.raises(ValueError, match="batches_done"):
         resume_epoch(_shuffled(0, 1, 4), state, -1)
+    with pytest.raises(ValueError, match="batches_done"):
+        resume_epoch(_shuffled(0, 1, 4), state, 3)                 # only 2 batches per epoch
+
+
+def test_resume_epoch_refuses_a_sampler_it_cannot_restore():
+    from torch.utils.data import BatchSampler, RandomSampler, SequentialSampler, WeightedRandomSampler
+
+    from helpers.determinism import resume_epoch
+
+    data, g = NoisyDataset(length=8), torch.Generator().manual_seed(0)
+    state = g.get_state()
+    for sampler in [RandomSampler(data),                                   # seeded from the global one
+                    RandomSampler(data, generator=torch.Generator()),      # its own generator
+                    WeightedRandomSampler(torch.ones(8), 8)]:
+        with pytest.raises(ValueError, match="sampler"):
+            resume_epoch(DataLoader(data, batch_size=2, sampler=sampler, generator=g), state, 1)
+    batches = BatchSampler(RandomSampler(data, generator=g), 2, drop_last=False)
+    with pytest.raises(ValueError, match="batch_sampler"):
+        resume_epoch(DataLoader(data, batch_sampler=batches, generator=g), state, 1)
+    # The DataLoader's own samplers are accepted, also when built by hand.
+    for loader in [DataLoader(data, batch_size=2, generator=g),
+                   DataLoader(data, batch_size=2, sampler=SequentialSampler(data), generator=g),
+                   DataLoader(data, batch_size=2, sampler=RandomSampler(data, generator=g), generator=g),
+                   DataLoader(data, batch_size=None, shuffle=True, generator=g)]:
+        assert len(list(resume_epoch(loader, state, 1))) == len(loader) - 1

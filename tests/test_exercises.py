@@ -1,5 +1,6 @@
 """The exercise checkers accept right answers, reject wrong ones with a useful message."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -39,7 +40,7 @@ def _tolerant_check(actual: torch.Tensor, expected: torch.Tensor) -> bool:
 
 RIGHT = {
     "01.1": 2**24,
-    "01.2": (1e8, -1e8, 1.0),
+    "01.2": (2.0**24, 1.0, 1.0),  # 1 + 1 survives only when added first: section 1.3's are rejected
     "01.3": 2.0**-14,
     "01.4": "Kahan",
     "01.5": (24929.0, 673.0, 2.0**-40),  # 24929 * 673 = 2**24 + 1, a tie that c breaks only when fused
@@ -49,7 +50,7 @@ RIGHT = {
     "03.1": 256.0,
     "03.2": 65504,
     "03.3": 2.0**-11,
-    "03.4": 1e-5 / 1.3e-6,
+    "03.4": (1e-5 + 1.3e-6 * 1e-4) / 1e-4,
     "04.1": RuntimeError,
     "04.2": float("nan"),
     "04.3": ("CUBLAS_WORKSPACE_CONFIG", ":4096:8"),
@@ -83,9 +84,19 @@ RIGHT = {
     "12.3": "set_epoch",
 }
 WRONG = {
-    "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5],
-    "01.2": [(1.0, 2.0, 3.0), (1.0, 2.0), ("a", "b", "c"), (1e38, 1e38, -1e38), (float("inf"), 1.0, 1.0)],
-    "01.3": [1000 * 2.0**-23, "x", 2.0**-13],
+    "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5, 10**400],
+    "01.2": [
+        (1.0, 2.0, 3.0),
+        (1.0, 2.0),
+        ("a", "b", "c"),
+        (1e38, 1e38, -1e38),
+        (float("inf"), 1.0, 1.0),
+        (1e8, -1e8, 1.0),  # section 1.3's own numbers
+        (-1e8, 1.0, 1e8),  # ... in another order
+        (10**400, 1, 1),  # float() of this int would raise OverflowError
+        (torch.ones(2), 1.0, 1.0),
+    ],
+    "01.3": [1000 * 2.0**-23, "x", 2.0**-13, 10**400, torch.ones(2)],
     "01.4": ["pairwise", "sequential", "fastest", 4],
     "01.5": [
         (1.0, 2.0, 3.0),
@@ -93,6 +104,9 @@ WRONG = {
         (1e30, 1e30, 0.0),
         (1.0, 2.0),
         (float("inf"), 1.0, 1.0),
+        (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11)),  # section 1.7's own example
+        (10**400, 1, 1),  # float() of this int would raise OverflowError
+        (2.0**127 * 1.5, 2.0, 2.0**127),  # both roundings overflow
     ],
     "02.1": [2**20 - 1, 19, 0, "20"],
     "02.2": [[0, 1, 2], [1, 0, 2], [0, 1], "012", [0, 0, 1]],
@@ -100,9 +114,9 @@ WRONG = {
     "03.1": [257, 258, 255.0, "256"],
     "03.2": [65535, 65536, 65520, float("inf")],
     "03.3": [2.0**-10, 2.0**-24, -1.0, "2^-11"],
-    "03.4": [1.3e-6 / 1e-5, 1e-5, 1.0, "7.7"],
+    "03.4": [1e-5 / 1.3e-6, 10.0, 1.3e-6, 1e-5, "0.1", float("nan"), float("inf"), 10**400, True],
     "04.1": ["RuntimeError", ValueError, Exception, 3],
-    "04.2": [0.0, "nan", float("inf")],
+    "04.2": [0.0, "nan", float("inf"), 10**400, -(10**400), np.float32(1.0), torch.zeros(2), 1 + 2j, True],
     "04.4": [{"one thread"}, {"one thread", "float64", "reseed"}, "float64", {"gpu"}, {1}],
     "05.1": [{"torch cpu"}, {"torch cpu", "torch cuda", "numpy"}, "torch cpu", {"jax"}],
     "05.2": [torch.Generator().manual_seed(41), 42, _drawn_from(torch.Generator().manual_seed(42))],
@@ -140,6 +154,50 @@ WRONG = {
 }
 
 
+@pytest.mark.parametrize(
+    "exercise, answer",
+    [
+        ("01.1", torch.tensor(2**24)),
+        ("01.1", np.int64(2**24)),
+        ("01.2", (np.float32(1.0), np.float32(2.0**-24), np.float32(2.0**-24))),
+        ("01.3", torch.tensor(2.0**-14)),  # what helpers.ulp returns
+        # section 1.7 builds a and c as 0-dim tensors: answers made the same way are accepted
+        ("01.5", (torch.tensor(1 + 2**-20), torch.tensor(1 + 2**-20), torch.tensor(-(1 + 2**-19)))),
+        ("01.5", (np.float32(1 + 2**-20), np.float32(1 + 2**-20), np.float32(-(1 + 2**-19)))),
+        # a * b overflows when rounded on its own; the fused result, 2.6e38, is finite
+        ("01.5", (3e38, 2.0, -3.4e38)),
+    ],
+)
+def test_lesson_01_accepts_tensors_numpy_scalars_and_an_overflow_only_two_roundings_have(exercise, answer):
+    verdict = check(exercise, answer)
+    assert verdict.ok is True, verdict
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [np.float32("nan"), np.float64("nan"), torch.tensor(float("nan")), torch.full((1,), float("nan"))],
+)
+def test_lesson_04_2_accepts_any_real_nan(answer):
+    verdict = check("04.2", answer)
+    assert verdict.ok is True, verdict
+
+
+@pytest.mark.parametrize("exercise", ["04.1", "04.2", "04.3", "04.4"])
+@pytest.mark.parametrize(
+    "answer",
+    [10**400, -(10**400), np.float32("nan"), np.int64(3), 1 + 2j, b"x", torch.zeros(3), object(), {}],
+)
+def test_lesson_04_checkers_never_raise(exercise, answer):
+    verdict = check(exercise, answer)  # a checker answers every input with a verdict, never an exception
+    assert verdict.ok in (True, False) and len(verdict.message) > 20
+
+
+def test_lesson_01_rejects_the_lessons_own_examples_with_a_hint():
+    assert "section 1.3" in check("01.2", (1e8, -1e8, 1.0)).message
+    assert "section 1.7" in check("01.5", (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11))).message
+    assert "inf" in check("01.5", (2.0**127 * 1.5, 2.0, 2.0**127)).message
+
+
 def test_batch_invariance_failures_is_a_sorted_sublist():
     found = batch_invariance_failures()
     assert found == sorted(set(found)) and set(found) <= set(range(1, 17))
@@ -167,6 +225,18 @@ def test_wrong_answers_explain_themselves(exercise, answer):
 def test_unanswered(exercise):
     verdict = check(exercise, None)
     assert verdict.ok is None and "replace None" in str(verdict)
+
+
+def test_03_4_checker_rejects_what_is_not_a_positive_finite_number():
+    from helpers.exercises import _CHECKERS
+
+    checker = _CHECKERS["03.4"][1]
+    # check() answers None with "not answered yet"; the checker itself must still reject it
+    several = torch.tensor([0.1, 0.1])
+    for answer in (None, float("nan"), float("-inf"), 10**400, -0.1, 0.0, 1j, [0.1], "0.1", False, several):
+        ok, message = checker(answer)
+        assert ok is False and "positive number" in message, (answer, message)
+    assert checker(torch.tensor(0.1))[0] is True  # a 0-d tensor is a number
 
 
 def test_unknown_exercise():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,10 +51,23 @@ def seed_everything(seed: int) -> dict[str, object]:
     return {"random": seed, "numpy.random (global)": seed, "torch (CPU and every CUDA device)": seed}
 
 
+def _inductor_deterministic() -> bool:
+    """Inductor's ``config.deterministic``, without importing Inductor (slow) if nothing has yet.
+
+    Until ``torch._inductor.config`` is imported, the value it will start from: in torch 2.13,
+    ``os.getenv("TORCHINDUCTOR_DETERMINISTIC") == "1"`` (``torch/_inductor/config.py``).
+    """
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        return bool(config.deterministic)
+    return os.environ.get("TORCHINDUCTOR_DETERMINISTIC") == "1"
+
+
 def deterministic_flags() -> dict[str, object]:
     """The current value of every setting that :func:`deterministic_mode` changes.
 
-    Introduced in lesson 04.
+    ``inductor.deterministic`` is ``torch._inductor.config.deterministic``, which
+    ``torch.use_deterministic_algorithms`` also sets (``torch/__init__.py``). Introduced in lesson 04.
     """
     return {
         "use_deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
@@ -61,6 +75,7 @@ def deterministic_flags() -> dict[str, object]:
         "cudnn.deterministic": torch.backends.cudnn.deterministic,
         "cudnn.benchmark": torch.backends.cudnn.benchmark,
         "fill_uninitialized_memory": torch.utils.deterministic.fill_uninitialized_memory,
+        "inductor.deterministic": _inductor_deterministic(),
         "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
     }
 
@@ -73,13 +88,15 @@ def deterministic_mode(
 
     Sets ``torch.use_deterministic_algorithms(True, warn_only=warn_only)``,
     ``cudnn.deterministic = True``, ``cudnn.benchmark = False`` and
-    ``torch.utils.deterministic.fill_uninitialized_memory = True``. On exit, normal or by an
-    exception, every setting is put back. Yields the settings in force.
+    ``torch.utils.deterministic.fill_uninitialized_memory = True``; ``use_deterministic_algorithms``
+    also sets ``torch._inductor.config.deterministic`` (``torch.compile``'s deterministic mode). On
+    exit, normal or by an exception, every setting is put back, Inductor's included. Yields the
+    settings in force.
 
     ``CUBLAS_WORKSPACE_CONFIG`` is left alone by default, because a ``with`` block cannot set it in
-    time: PyTorch releases that still check it under deterministic mode (pull request #161749
-    removed the check in October 2025) read it once, at the first CUDA matrix product of the
-    process, and keep the answer (a ``static`` variable in ATen's ``Context.cpp``). Set it in
+    time: PyTorch releases that still check it under deterministic mode (those before 2.10: pull
+    request #161749 removed the check in October 2025) read it once, at the first CUDA matrix
+    product of the process, and keep the answer (a ``static`` variable in ATen's ``Context.cpp``). Set it in
     the environment before Python starts. If ``cublas_workspace_config`` is given, the variable is
     set for the block and restored (present or absent) after it; when CUDA is already initialised
     in this process and the variable changes, a ``UserWarning`` says that it may come too late.
@@ -106,6 +123,9 @@ def deterministic_mode(
         torch.use_deterministic_algorithms(
             bool(before["use_deterministic_algorithms"]), warn_only=bool(before["warn_only"])
         )
+        inductor_config = sys.modules.get("torch._inductor.config")  # imported by the call above
+        if inductor_config is not None:  # that call set it to the mode; put back what it was
+            inductor_config.deterministic = bool(before["inductor.deterministic"])
         torch.backends.cudnn.deterministic = bool(before["cudnn.deterministic"])
         torch.backends.cudnn.benchmark = bool(before["cudnn.benchmark"])
         torch.utils.deterministic.fill_uninitialized_memory = bool(before["fill_uninitialized_memory"])
@@ -239,27 +259,53 @@ def resume_epoch(
 ) -> Iterator:
     """The rest of an epoch of ``loader``, exactly as an interrupted run would have continued it.
 
-    Each time an epoch starts (``iter(loader)``), a DataLoader draws from its ``generator``: the
-    base seed of its worker processes and, with ``shuffle=True``, the epoch's order. A checkpoint
-    taken mid-epoch therefore holds ``loader.generator.get_state()`` as it was when the epoch
-    began, and how many batches were done. This function puts the generator back in that state,
-    starts the epoch, and discards the ``batches_done`` batches already trained on by loading them
-    again (so that worker processes, whose state no checkpoint holds, reach the same state too).
-    Then, if ``rng`` is given, it restores the global generators: after the skip, because a
-    dataset that draws random numbers while loading in the main process (``num_workers=0``) moves
-    them. State that a dataset keeps itself in the main process (a generator stored in it) is the
-    caller's to restore, after this function returns, for the same reason.
+    Each epoch draws from the DataLoader's ``generator``: at ``iter(loader)`` the base seed of its
+    worker processes, and, with ``shuffle=True``, the epoch's order when its sampler starts (at the
+    first ``next()`` with ``num_workers=0``; at ``iter(loader)`` with workers, which start loading
+    at once). A checkpoint taken mid-epoch therefore holds ``loader.generator.get_state()`` as it
+    was before ``iter(loader)``, and how many batches were done. This function puts the generator
+    back in that state, starts the epoch, and discards the ``batches_done`` batches already trained
+    on by loading them again (so that worker processes, whose state no checkpoint holds, reach the
+    same state too). Then, if ``rng`` is given, it restores the global generators: after the skip,
+    because a dataset that draws random numbers while loading in the main process
+    (``num_workers=0``) moves them. State that a dataset keeps itself in the main process (a
+    generator stored in it) is the caller's to restore, after this function returns, for the same
+    reason.
 
-    Raises ``ValueError`` for a loader without a ``generator`` (its order and seeds then come from
-    the global generator) and for ``persistent_workers=True`` (workers that keep their state from
-    one epoch to the next). Introduced in lesson 05.
+    Raises ``ValueError`` unless the order comes from the DataLoader's own sampler, batched by the
+    default ``BatchSampler``: a ``SequentialSampler``, or a ``RandomSampler`` that draws from
+    ``loader.generator`` (as ``shuffle=True`` builds it). Other samplers draw from generators this
+    function cannot restore: a ``RandomSampler`` without ``generator=`` seeds itself from the
+    global generator as its epoch starts, one with a generator of its own draws from that, and a
+    ``WeightedRandomSampler`` from its own or the global one. Also raises ``ValueError`` for a
+    loader without a ``generator`` (its order and seeds then come from the global generator), for
+    ``persistent_workers=True`` (workers that keep their state from one epoch to the next), and for
+    ``batches_done`` outside ``0..len(loader)``. Introduced in lesson 05.
     """
+    data = torch.utils.data
     if loader.generator is None:
         raise ValueError("give the DataLoader a generator= so that its order and seeds can be restored")
+    sampler = loader.sampler
+    own = type(sampler) is data.SequentialSampler or (
+        type(sampler) is data.RandomSampler and sampler.generator is loader.generator
+    )
+    if not own:
+        raise ValueError(
+            f"sampler: this {type(sampler).__name__} is not the DataLoader's own (a SequentialSampler, "
+            "or a RandomSampler with generator=loader.generator), so a resumed epoch could take "
+            "another order; use shuffle=True and generator= instead of sampler="
+        )
+    batcher = loader.batch_sampler
+    if batcher is not None and not (type(batcher) is data.BatchSampler and batcher.sampler is sampler):
+        raise ValueError(
+            f"batch_sampler: a {type(batcher).__name__} instead of the default BatchSampler over "
+            "loader.sampler, so the batches it forms cannot be restored"
+        )
     if loader.persistent_workers and loader.num_workers > 0:
         raise ValueError("persistent workers carry state across epochs that no checkpoint holds")
-    if isinstance(batches_done, bool) or not isinstance(batches_done, int) or batches_done < 0:
-        raise ValueError(f"batches_done must be an int >= 0, got {batches_done!r}")
+    total = len(loader)
+    if isinstance(batches_done, bool) or not isinstance(batches_done, int) or not 0 <= batches_done <= total:
+        raise ValueError(f"batches_done must be an int from 0 to len(loader) = {total}, got {batches_done!r}")
     loader.generator.set_state(epoch_start_state)
     batches = iter(loader)
     for _ in range(batches_done):

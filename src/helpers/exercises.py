@@ -41,27 +41,69 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _ex_01_number(value: object) -> int | float | None:
+    """A Python int or float for a number, a NumPy scalar or a one-element real tensor; else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1 or value.dtype == torch.bool or value.is_complex():
+            return None
+        return value.item()
+    import numpy as np
+
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return None
+
+
+def _ex_01_f32(value: int | float) -> torch.Tensor:
+    """``value`` rounded once to float32 (an int of any size too: beyond float32's range it becomes inf)."""
+    from helpers.floats import round_to_nearest
+
+    return _f32(round_to_nearest(value, torch.float32))
+
+
+def _ex_01_triple(answer: object) -> tuple[list[int | float] | None, str]:
+    """Three numbers from a tuple or list, or None and what is wrong with the answer."""
+    if not (isinstance(answer, (tuple, list)) and len(answer) == 3):
+        return None, "answer with a tuple of three numbers (a, b, c)."
+    values = [_ex_01_number(v) for v in answer]
+    if any(v is None for v in values):
+        return None, "answer with a tuple of three numbers (Python numbers or one-element tensors)."
+    return values, ""
+
+
 def _ex_01_1(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, int) or isinstance(answer, bool) or answer <= 0:
+    n = _ex_01_number(answer)
+    if not isinstance(n, int) or n <= 0:
         return False, "answer with a positive Python int."
-    n = _f32(float(answer))
-    if bool(n + 1 != n):
+    if n > 2**24:
+        shown = str(n) if n < 10**20 else f"that {len(str(n))}-digit number"
+        return False, f"{shown} + 1 == {shown} in float32 indeed, but a smaller integer already does it."
+    f = _f32(float(n))  # exact: every positive int up to 2**24 is a float32
+    if bool(f + 1 != f):
         return False, (
-            f"float32 still tells {answer} + 1 from {answer}: the gap between neighbouring "
-            f"floats there is {float(torch.nextafter(n, _f32(float('inf'))) - n):g}. Look for the "
+            f"float32 still tells {n} + 1 from {n}: the gap between neighbouring "
+            f"floats there is {float(torch.nextafter(f, _f32(float('inf'))) - f):g}. Look for the "
             "first integer where that gap reaches 2 (think of the 24-bit significand)."
         )
-    if answer > 2**24:
-        return False, f"{answer} + 1 == {answer} in float32 indeed, but a smaller integer already does it."
     return True, "2**24 = 16777216: from there on the gap between float32 neighbours is 2."
 
 
 def _ex_01_2(answer: object) -> tuple[bool, str]:
-    if not (isinstance(answer, (tuple, list)) and len(answer) == 3 and all(_is_number(v) for v in answer)):
-        return False, "answer with a tuple of three numbers (a, b, c)."
-    a, b, c = (_f32(float(v)) for v in answer)
+    values, problem = _ex_01_triple(answer)
+    if values is None:
+        return False, problem
+    a, b, c = (_ex_01_f32(v) for v in values)
     if not all(bool(torch.isfinite(v)) for v in (a, b, c)):
         return False, "use finite float32 values (inf and NaN make the point for the wrong reason)."
+    if sorted(float(v) for v in (a, b, c)) == sorted([1e8, -1e8, 1.0]):
+        return False, (
+            "those are section 1.3's numbers (in some order); find three of your own. Try 1.0 and two "
+            "values small enough that 1.0 + each one rounds back to 1.0."
+        )
     left, right = (a + b) + c, a + (b + c)
     if bool(torch.isnan(left)) or bool(torch.isnan(right)):
         return False, "one grouping gives NaN (inf - inf); pick values that stay finite."
@@ -74,10 +116,10 @@ def _ex_01_2(answer: object) -> tuple[bool, str]:
 
 
 def _ex_01_3(answer: object) -> tuple[bool, str]:
-    if not _is_number(answer):
+    value = _ex_01_number(answer)
+    if value is None:
         return False, "answer with a Python float."
-    expected = 2.0**-14
-    if float(answer) == expected:
+    if value == 2.0**-14:  # an exact comparison, also for ints of any size
         return True, "1000 lies in [512, 1024) = [2^9, 2^10), so its ULP is 2^(9-23) = 2^-14."
     return False, (
         "the ULP of a float32 in [2^e, 2^(e+1)) is 2^(e-23), a power of two; "
@@ -102,20 +144,31 @@ def _ex_01_5(answer: object) -> tuple[bool, str]:
 
     from helpers.floats import round_to_nearest
 
-    if not (isinstance(answer, (tuple, list)) and len(answer) == 3 and all(_is_number(v) for v in answer)):
-        return False, "answer with a tuple of three numbers (a, b, c)."
-    a, b, c = (_f32(float(v)) for v in answer)
+    values, problem = _ex_01_triple(answer)
+    if values is None:
+        return False, problem
+    a, b, c = (_ex_01_f32(v) for v in values)
     if not all(bool(torch.isfinite(v)) for v in (a, b, c)):
         return False, "use finite float32 values."
+    if [float(v) for v in (a, b, c)] == [1 + 2**-12, 1 + 2**-12, -(1 + 2**-11)]:
+        return False, (
+            "that is section 1.7's example; find your own. Any a whose square needs more than 24 "
+            "significant bits works, with c = -(a * a as float32 rounds it)."
+        )
     separate = (a * b + c).item()  # two roundings: the product, then the sum
     fused = round_to_nearest(Fraction(a.item()) * Fraction(b.item()) + Fraction(c.item()), torch.float32)
-    if not (math.isfinite(separate) and math.isfinite(fused)):
-        return False, "the result overflows; pick values whose product stays well inside float32's range."
     if separate == fused:
+        if math.isinf(fused):
+            return False, "both overflow to inf; pick values whose exact a*b + c fits in float32's range."
         return False, (
             f"both give {separate!r}: rounding the product did not change the final result. Pick a and b "
             "whose exact product needs more than 24 significant bits, and c close to -(a * b), so that the "
             "bits the product's rounding drops decide the answer (section 1.7)."
+        )
+    if math.isinf(separate) or math.isinf(fused):
+        return True, (
+            f"a*b + c rounded twice gives {separate!r}, rounded once gives {fused!r}: one overflows where "
+            "the other does not. A fused multiply-add has no rounded product in between that could overflow."
         )
     return True, (
         f"a*b + c rounded twice gives {separate!r}; rounded once, as a fused multiply-add does, "
@@ -215,21 +268,30 @@ def _ex_03_3(answer: object) -> tuple[bool, str]:
 
 
 def _ex_03_4(answer: object) -> tuple[bool, str]:
-    if not _is_number(answer) or answer <= 0:
-        return False, "answer with a positive number, a magnitude |expected|."
-    crossover = 1e-5 / 1.3e-6  # float32's default atol / rtol
-    if abs(answer * crossover - 1) <= 0.01:
-        return False, "that is rtol / atol; the crossover is where rtol * |expected| equals atol."
-    if abs(answer / 1e-5 - 1) <= 0.01:
-        return False, "that is atol itself; find the |expected| at which rtol * |expected| grows to atol."
-    if abs(answer / crossover - 1) > 0.01:
+    hint = "answer with a positive number: the relative error as a fraction (0.05 for 5%)."
+    if isinstance(answer, (bool, str)):
+        return False, hint
+    try:
+        value = float(answer)
+    except (TypeError, ValueError, OverflowError, RuntimeError):  # RuntimeError: a tensor of many values
+        return False, hint
+    if not math.isfinite(value) or value <= 0:
+        return False, hint
+    allowed = (1e-5 + 1.3e-6 * 1e-4) / 1e-4  # (atol + rtol * |expected|) / |expected|, float32's defaults
+    if abs(value / (100 * allowed) - 1) <= 0.01:
+        return False, "that is a percentage; give the fraction (0.05 for 5%)."
+    if abs(value / 1.3e-6 - 1) <= 0.01:
+        return False, "that is rtol alone; at |expected| = 1e-4 the fixed atol = 1e-5 allows far more."
+    if abs(value / 1e-5 - 1) <= 0.01:
+        return False, "that is atol, an absolute error; divide what assert_close allows by |expected| = 1e-4."
+    if abs(value / allowed - 1) > 0.01:
         return False, (
-            "assert_close allows atol + rtol * |expected|; with float32's defaults (rtol 1.3e-6, atol 1e-5), "
-            "at which |expected| are the two terms equal?"
+            "assert_close allows |actual - expected| <= atol + rtol * |expected|; with float32's defaults "
+            "(rtol 1.3e-6, atol 1e-5), divide that by |expected| = 1e-4."
         )
     return True, (
-        "atol / rtol = 1e-5 / 1.3e-6 = 7.7: below it the fixed atol decides, so at |expected| = 1e-3 "
-        "a relative error of 1% passes."
+        "(1e-5 + 1.3e-6 * 1e-4) / 1e-4 = 0.1000013: at |expected| = 1e-4 float32's defaults accept a 10% "
+        "error, because below atol / rtol = 7.7 the fixed atol decides."
     )
 
 
@@ -247,9 +309,17 @@ def _ex_04_1(answer: object) -> tuple[bool, str]:
 
 
 def _ex_04_2(answer: object) -> tuple[bool, str]:
-    if not _is_number(answer):
+    import numbers
+
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()  # a one-element tensor, such as torch.empty(1), stands for its value
+    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         return False, "answer with a float (float('nan') and float('inf') are floats too)."
-    if not math.isnan(answer):
+    try:
+        value = float(answer)  # any real number: int, float, numpy.float32, Fraction
+    except (OverflowError, ValueError, TypeError):
+        return False, "that number does not fit in a float; look at torch.empty(4) in section 4.3."
+    if not math.isnan(value):
         return False, "look at torch.empty(4) inside deterministic_mode() in section 4.3."
     return True, "NaN: reading it by mistake poisons every result, so the mistake shows instead of varying."
 
@@ -270,7 +340,8 @@ def _ex_04_3(answer: object) -> tuple[bool, str]:
         return False, "the value is ':<size in KiB>:<number of buffers>'; the message names ':4096:8' first."
     return True, (
         "CUBLAS_WORKSPACE_CONFIG=:4096:8, in the environment before Python starts: those releases read it "
-        "once, at the first CUDA matrix product; pull request #161749 removed the check."
+        "once, at the first CUDA matrix product; pull request #161749 removed the check (PyTorch 2.10 and "
+        "later have none)."
     )
 
 
@@ -347,7 +418,10 @@ def _ex_05_4(answer: object) -> tuple[bool, str]:
         return False, "the vectorised Box-Muller kernel needs 16 elements or more: what does randn(8) use?"
     if given != {"randn(1000)"}:
         return False, "section 5.2 ran the same seeded draws in a second process: which one differed?"
-    return True, "randn of 16 or more float32 elements: AVX2's approximate log, sin and cos vs the C library's."
+    return True, (
+        "randn of 16 or more float32 elements: PyTorch's AVX2 kernel uses approximate log, sin and cos, "
+        "its kernel without AVX2 the C library's."
+    )
 
 
 def _ex_06_1(answer: object) -> tuple[bool, str]:
@@ -670,7 +744,7 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "03.1": ("the value of 257 rounded to bfloat16", _ex_03_1),
     "03.2": ("the largest finite float16 value", _ex_03_2),
     "03.3": ("the unit roundoff of TF32 (a float)", _ex_03_3),
-    "03.4": ("the |expected| below which atol decides float32's default verdict", _ex_03_4),
+    "03.4": ("the relative error float32's defaults accept at |expected| = 1e-4 (a fraction)", _ex_03_4),
     "04.1": ("the exception class raised where no deterministic implementation exists", _ex_04_1),
     "04.2": ("the float that fills torch.empty under deterministic mode", _ex_04_2),
     "04.3": ("a tuple (name, value) for deterministic cuBLAS", _ex_04_3),
@@ -678,7 +752,7 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "05.1": ("a set of the generators torch.manual_seed seeds", _ex_05_1),
     "05.2": ("a torch.Generator seeded with 42", _ex_05_2),
     "05.3": ("the column that repeats across DataLoader workers", _ex_05_3),
-    "05.4": ("a set of the draws that depend on the CPU's SIMD capability", _ex_05_4),
+    "05.4": ("a set of the draws that use another PyTorch kernel without AVX2", _ex_05_4),
     "06.1": ("True or False", _ex_06_1),
     "06.2": ("a module class whose offset moves but is not saved", _ex_06_2),
     "06.3": ("the three steps in order", _ex_06_3),
