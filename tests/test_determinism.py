@@ -357,6 +357,26 @@ def test_resume_epoch_refuses_what_it_cannot_restore():
         resume_epoch(_shuffled(0, 1, 4), state, -1)
     with pytest.raises(ValueError, match="batches_done"):
         resume_epoch(_shuffled(0, 1, 4), state, 3)                 # only 2 batches per epoch
+    assert list(resume_epoch(_shuffled(0, 1, 4), state, 2)) == []  # a finished epoch: nothing left
+    unordered = DataLoader(NoisyDataset(), num_workers=1, in_order=False, generator=torch.Generator())
+    with pytest.raises(ValueError, match="in_order"):
+        resume_epoch(unordered, state, 0)
+    # without workers, in_order has no effect: batches come in order
+    sequential = DataLoader(NoisyDataset(length=4), batch_size=2, in_order=False, generator=torch.Generator())
+    assert [b[:, 0].tolist() for b in resume_epoch(sequential, state, 1)] == [[2.0, 3.0]]
+
+
+class _Stream(torch.utils.data.IterableDataset):
+    def __iter__(self):
+        return iter(range(4))
+
+
+def test_resume_epoch_refuses_an_iterable_dataset():
+    from helpers.determinism import resume_epoch
+
+    loader = DataLoader(_Stream(), batch_size=2, generator=torch.Generator())
+    with pytest.raises(ValueError, match="^an IterableDataset"):
+        resume_epoch(loader, torch.Generator().get_state(), 0)
 
 
 def test_resume_epoch_refuses_a_sampler_it_cannot_restore():
@@ -368,11 +388,12 @@ def test_resume_epoch_refuses_a_sampler_it_cannot_restore():
     state = g.get_state()
     for sampler in [RandomSampler(data),                                   # seeded from the global one
                     RandomSampler(data, generator=torch.Generator()),      # its own generator
-                    WeightedRandomSampler(torch.ones(8), 8)]:
-        with pytest.raises(ValueError, match="sampler"):
+                    WeightedRandomSampler(torch.ones(8), 8),
+                    WeightedRandomSampler(torch.ones(8), 8, generator=g)]:       # a kind it does not know
+        with pytest.raises(ValueError, match="^sampler:"):
             resume_epoch(DataLoader(data, batch_size=2, sampler=sampler, generator=g), state, 1)
     batches = BatchSampler(RandomSampler(data, generator=g), 2, drop_last=False)
-    with pytest.raises(ValueError, match="batch_sampler"):
+    with pytest.raises(ValueError, match="^batch_sampler:"):
         resume_epoch(DataLoader(data, batch_sampler=batches, generator=g), state, 1)
     # The DataLoader's own samplers are accepted, also when built by hand.
     for loader in [DataLoader(data, batch_size=2, generator=g),

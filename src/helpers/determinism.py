@@ -272,17 +272,28 @@ def resume_epoch(
     generator stored in it) is the caller's to restore, after this function returns, for the same
     reason.
 
-    Raises ``ValueError`` unless the order comes from the DataLoader's own sampler, batched by the
-    default ``BatchSampler``: a ``SequentialSampler``, or a ``RandomSampler`` that draws from
-    ``loader.generator`` (as ``shuffle=True`` builds it). Other samplers draw from generators this
-    function cannot restore: a ``RandomSampler`` without ``generator=`` seeds itself from the
-    global generator as its epoch starts, one with a generator of its own draws from that, and a
-    ``WeightedRandomSampler`` from its own or the global one. Also raises ``ValueError`` for a
-    loader without a ``generator`` (its order and seeds then come from the global generator), for
-    ``persistent_workers=True`` (workers that keep their state from one epoch to the next), and for
-    ``batches_done`` outside ``0..len(loader)``. Introduced in lesson 05.
+    Raises ``ValueError`` unless the order comes from a sampler of the kinds the DataLoader builds
+    itself, batched by the default ``BatchSampler``: a ``SequentialSampler``, or a ``RandomSampler``
+    that draws from ``loader.generator`` (as ``shuffle=True`` builds it). This function puts back
+    only ``loader.generator``: a ``RandomSampler`` without ``generator=`` seeds itself from the
+    global generator as its epoch starts (``rng`` holds the global generators' state at the
+    checkpoint, not at the epoch's start); one with a generator of its own would need that
+    generator's state at the epoch's start; and samplers of other kinds (``WeightedRandomSampler``,
+    ``SubsetRandomSampler``, your own) are refused even with ``generator=loader.generator``,
+    because this function does not know what they draw. Also raises ``ValueError`` for an
+    iterable-style dataset (its position is the dataset's own state), for a loader without a
+    ``generator`` (its order and seeds then come from the global generator), for
+    ``persistent_workers=True`` (workers that keep their state from one epoch to the next), for
+    ``in_order=False`` with workers (batches then come in the order the workers finish them, so
+    which items the skipped batches held depends on timing), and for ``batches_done`` outside
+    ``0..len(loader)``. Introduced in lesson 05.
     """
     data = torch.utils.data
+    if isinstance(loader.dataset, data.IterableDataset):
+        raise ValueError(
+            "an IterableDataset decides its order itself, and its position is its own state: "
+            "resume_epoch can restore only a map-style dataset's order"
+        )
     if loader.generator is None:
         raise ValueError("give the DataLoader a generator= so that its order and seeds can be restored")
     sampler = loader.sampler
@@ -291,9 +302,9 @@ def resume_epoch(
     )
     if not own:
         raise ValueError(
-            f"sampler: this {type(sampler).__name__} is not the DataLoader's own (a SequentialSampler, "
-            "or a RandomSampler with generator=loader.generator), so a resumed epoch could take "
-            "another order; use shuffle=True and generator= instead of sampler="
+            f"sampler: a {type(sampler).__name__} instead of one of the kinds the DataLoader builds "
+            "(a SequentialSampler, or a RandomSampler with generator=loader.generator), the only ones "
+            "resume_epoch knows how to restore; use shuffle=True and generator= instead of sampler="
         )
     batcher = loader.batch_sampler
     if batcher is not None and not (type(batcher) is data.BatchSampler and batcher.sampler is sampler):
@@ -303,6 +314,11 @@ def resume_epoch(
         )
     if loader.persistent_workers and loader.num_workers > 0:
         raise ValueError("persistent workers carry state across epochs that no checkpoint holds")
+    if loader.num_workers > 0 and not getattr(loader, "in_order", True):
+        raise ValueError(
+            "in_order=False: batches come in the order the workers finish them, so which items "
+            "the skipped batches held depends on timing"
+        )
     total = len(loader)
     if isinstance(batches_done, bool) or not isinstance(batches_done, int) or not 0 <= batches_done <= total:
         raise ValueError(f"batches_done must be an int from 0 to len(loader) = {total}, got {batches_done!r}")
