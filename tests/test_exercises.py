@@ -84,7 +84,7 @@ RIGHT = {
     "12.3": "set_epoch",
 }
 WRONG = {
-    "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5, 10**400],
+    "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5, 10**400, torch.empty((), device="meta")],
     "01.2": [
         (1.0, 2.0, 3.0),
         (1.0, 2.0),
@@ -95,8 +95,9 @@ WRONG = {
         (-1e8, 1.0, 1e8),  # ... in another order
         (10**400, 1, 1),  # float() of this int would raise OverflowError
         (torch.ones(2), 1.0, 1.0),
+        (torch.empty((), device="meta"), 1.0, 1.0),  # a meta tensor has no value
     ],
-    "01.3": [1000 * 2.0**-23, "x", 2.0**-13, 10**400, torch.ones(2)],
+    "01.3": [1000 * 2.0**-23, "x", 2.0**-13, 10**400, torch.ones(2), torch.empty((), device="meta")],
     "01.4": ["pairwise", "sequential", "fastest", 4],
     "01.5": [
         (1.0, 2.0, 3.0),
@@ -107,6 +108,7 @@ WRONG = {
         (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11)),  # section 1.7's own example
         (10**400, 1, 1),  # float() of this int would raise OverflowError
         (2.0**127 * 1.5, 2.0, 2.0**127),  # both roundings overflow
+        (torch.empty((), device="meta"), 1.0, 1.0),
     ],
     "02.1": [2**20 - 1, 19, 0, "20"],
     "02.2": [[0, 1, 2], [1, 0, 2], [0, 1], "012", [0, 0, 1]],
@@ -114,9 +116,16 @@ WRONG = {
     "03.1": [257, 258, 255.0, "256"],
     "03.2": [65535, 65536, 65520, float("inf")],
     "03.3": [2.0**-10, 2.0**-24, -1.0, "2^-11"],
-    "03.4": [1e-5 / 1.3e-6, 10.0, 1.3e-6, 1e-5, "0.1", float("nan"), float("inf"), 10**400, True],
+    "03.4": [
+        *(1e-5 / 1.3e-6, 10.0, 1.3e-6, 1e-5, "0.1", float("nan"), float("inf"), 10**400, True),
+        # complex values whose real part is the right answer: float() of a NumPy complex drops the rest
+        *(np.complex64(0.1000013 + 1j), np.complex128(0.1000013), torch.tensor(0.1000013 + 1j)),
+    ],
     "04.1": ["RuntimeError", ValueError, Exception, 3],
-    "04.2": [0.0, "nan", float("inf"), 10**400, -(10**400), np.float32(1.0), torch.zeros(2), 1 + 2j, True],
+    "04.2": [
+        *(0.0, "nan", float("inf"), 10**400, -(10**400), np.float32(1.0), torch.zeros(2), 1 + 2j, True),
+        torch.empty((), device="meta"),  # a meta tensor has no value to read
+    ],
     "04.4": [{"one thread"}, {"one thread", "float64", "reseed"}, "float64", {"gpu"}, {1}],
     "05.1": [{"torch cpu"}, {"torch cpu", "torch cuda", "numpy"}, "torch cpu", {"jax"}],
     "05.2": [torch.Generator().manual_seed(41), 42, _drawn_from(torch.Generator().manual_seed(42))],
@@ -185,7 +194,10 @@ def test_lesson_04_2_accepts_any_real_nan(answer):
 @pytest.mark.parametrize("exercise", ["04.1", "04.2", "04.3", "04.4"])
 @pytest.mark.parametrize(
     "answer",
-    [10**400, -(10**400), np.float32("nan"), np.int64(3), 1 + 2j, b"x", torch.zeros(3), object(), {}],
+    [
+        *(10**400, -(10**400), np.float32("nan"), np.int64(3), 1 + 2j, b"x", torch.zeros(3), object(), {}),
+        *(torch.empty((), device="meta"), torch.empty(1, device="meta")),
+    ],
 )
 def test_lesson_04_checkers_never_raise(exercise, answer):
     verdict = check(exercise, answer)  # a checker answers every input with a verdict, never an exception

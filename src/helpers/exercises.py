@@ -48,7 +48,8 @@ def _ex_01_number(value: object) -> int | float | None:
     if isinstance(value, (int, float)):
         return value
     if isinstance(value, torch.Tensor):
-        if value.numel() != 1 or value.dtype == torch.bool or value.is_complex():
+        # a meta tensor has a shape and a dtype but no values
+        if value.numel() != 1 or value.dtype == torch.bool or value.is_complex() or value.is_meta:
             return None
         return value.item()
     import numpy as np
@@ -75,6 +76,17 @@ def _ex_01_triple(answer: object) -> tuple[list[int | float] | None, str]:
     return values, ""
 
 
+def _ex_01_finite_f32(answer: object, why: str = "") -> tuple[list[torch.Tensor] | None, str]:
+    """The three numbers of an answer as float32 scalars, or None and what is wrong with the answer."""
+    values, problem = _ex_01_triple(answer)
+    if values is None:
+        return None, problem
+    rounded = [_ex_01_f32(v) for v in values]
+    if not all(bool(torch.isfinite(v)) for v in rounded):
+        return None, f"use finite float32 values{why}."
+    return rounded, ""
+
+
 def _ex_01_1(answer: object) -> tuple[bool, str]:
     n = _ex_01_number(answer)
     if not isinstance(n, int) or n <= 0:
@@ -93,12 +105,10 @@ def _ex_01_1(answer: object) -> tuple[bool, str]:
 
 
 def _ex_01_2(answer: object) -> tuple[bool, str]:
-    values, problem = _ex_01_triple(answer)
+    values, problem = _ex_01_finite_f32(answer, " (inf and NaN make the point for the wrong reason)")
     if values is None:
         return False, problem
-    a, b, c = (_ex_01_f32(v) for v in values)
-    if not all(bool(torch.isfinite(v)) for v in (a, b, c)):
-        return False, "use finite float32 values (inf and NaN make the point for the wrong reason)."
+    a, b, c = values
     if sorted(float(v) for v in (a, b, c)) == sorted([1e8, -1e8, 1.0]):
         return False, (
             "those are section 1.3's numbers (in some order); find three of your own. Try 1.0 and two "
@@ -144,16 +154,14 @@ def _ex_01_5(answer: object) -> tuple[bool, str]:
 
     from helpers.floats import round_to_nearest
 
-    values, problem = _ex_01_triple(answer)
+    values, problem = _ex_01_finite_f32(answer)
     if values is None:
         return False, problem
-    a, b, c = (_ex_01_f32(v) for v in values)
-    if not all(bool(torch.isfinite(v)) for v in (a, b, c)):
-        return False, "use finite float32 values."
+    a, b, c = values
     if [float(v) for v in (a, b, c)] == [1 + 2**-12, 1 + 2**-12, -(1 + 2**-11)]:
         return False, (
-            "that is section 1.7's example; find your own. Any a whose square needs more than 24 "
-            "significant bits works, with c = -(a * a as float32 rounds it)."
+            "that is section 1.7's example; find your own a, b, c. Section 1.7 explains which bits the "
+            "product's rounding drops."
         )
     separate = (a * b + c).item()  # two roundings: the product, then the sum
     fused = round_to_nearest(Fraction(a.item()) * Fraction(b.item()) + Fraction(c.item()), torch.float32)
@@ -268,9 +276,19 @@ def _ex_03_3(answer: object) -> tuple[bool, str]:
 
 
 def _ex_03_4(answer: object) -> tuple[bool, str]:
+    import numbers
+
+    import numpy as np
+
     hint = "answer with a positive number: the relative error as a fraction (0.05 for 5%)."
     if isinstance(answer, (bool, str)):
         return False, hint
+    if (
+        (isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real))
+        or (isinstance(answer, torch.Tensor) and answer.is_complex())
+        or (isinstance(answer, np.ndarray) and np.iscomplexobj(answer))
+    ):  # float() would drop the imaginary part of a NumPy complex
+        return False, "a relative error is a real number; " + hint
     try:
         value = float(answer)
     except (TypeError, ValueError, OverflowError, RuntimeError):  # RuntimeError: a tensor of many values
@@ -311,7 +329,7 @@ def _ex_04_1(answer: object) -> tuple[bool, str]:
 def _ex_04_2(answer: object) -> tuple[bool, str]:
     import numbers
 
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_meta:
         answer = answer.item()  # a one-element tensor, such as torch.empty(1), stands for its value
     if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
         return False, "answer with a float (float('nan') and float('inf') are floats too)."
@@ -333,11 +351,13 @@ def _ex_04_3(answer: object) -> tuple[bool, str]:
     if name != "CUBLAS_WORKSPACE_CONFIG":
         return False, "the variable is named after the library it configures, in capitals (section 4.3)."
     if value in ("4096:8", "16:8"):
-        return False, "the leading colon is part of the value: ':4096:8' (the check compares whole strings)."
+        return False, "the leading colon is part of the value (the check compares whole strings)."
     if value == ":16:8":
         return False, "':16:8' passes the check too, with less memory; the message names another value first."
     if value != ":4096:8":
-        return False, "the value is ':<size in KiB>:<number of buffers>'; the message names ':4096:8' first."
+        return False, (
+            "the value is ':<size in KiB>:<number of buffers>'; which value does the message name first?"
+        )
     return True, (
         "CUBLAS_WORKSPACE_CONFIG=:4096:8, in the environment before Python starts: those releases read it "
         "once, at the first CUDA matrix product; pull request #161749 removed the check (PyTorch 2.10 and "
@@ -413,14 +433,17 @@ def _ex_05_4(answer: object) -> tuple[bool, str]:
     if not given <= choices:
         return False, f"use only these names: {sorted(choices)}."
     if "rand(1000)" in given:
-        return False, "torch.rand scales integers by 2**-24, which is exact: section 5.2 found no difference."
+        return False, "torch.rand takes no log, sin or cos: it scales integers by 2**-24, exactly."
     if "randn(8)" in given:
-        return False, "the vectorised Box-Muller kernel needs 16 elements or more: what does randn(8) use?"
+        return False, (
+            "fewer than 16 elements take the scalar path, which calls the C library's log1p, sin and cos "
+            "with and without AVX2."
+        )
     if given != {"randn(1000)"}:
         return False, "section 5.2 ran the same seeded draws in a second process: which one differed?"
     return True, (
-        "randn of 16 or more float32 elements: PyTorch's AVX2 kernel uses approximate log, sin and cos, "
-        "its kernel without AVX2 the C library's."
+        "randn of 16 or more float32 elements: with AVX2, PyTorch uses its own vectorised log, sin and "
+        "cos; without AVX2, the C library's."
     )
 
 
@@ -752,7 +775,7 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "05.1": ("a set of the generators torch.manual_seed seeds", _ex_05_1),
     "05.2": ("a torch.Generator seeded with 42", _ex_05_2),
     "05.3": ("the column that repeats across DataLoader workers", _ex_05_3),
-    "05.4": ("a set of the draws that use another PyTorch kernel without AVX2", _ex_05_4),
+    "05.4": ("a set of the draws computed with other log, sin and cos without AVX2", _ex_05_4),
     "06.1": ("True or False", _ex_06_1),
     "06.2": ("a module class whose offset moves but is not saved", _ex_06_2),
     "06.3": ("the three steps in order", _ex_06_3),
