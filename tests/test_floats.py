@@ -550,3 +550,78 @@ def test_matmul_error_bound_for_float32_inputs_is_gamma_k():
         matmul_error_bound(a, a, 0.0, 2.0**-24)
     with pytest.raises(TypeError):
         matmul_error_bound(a.numpy(), b, 0.0, 2.0**-24)
+
+
+# --- tf32_linear (lesson 10) -------------------------------------------------------------------
+
+
+def _tf32_linear_case(shape=(8, 20), bias=True):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(*shape, generator=g, requires_grad=True)
+    w = torch.randn(16, shape[-1], generator=g, requires_grad=True)
+    b = torch.randn(16, generator=g, requires_grad=True) if bias else None
+    grad = torch.randn(*shape[:-1], 16, generator=g)
+    return x, w, b, grad
+
+
+def test_tf32_linear_rounds_the_operands_of_all_three_products():
+    from helpers.floats import tf32_linear
+
+    def r(t):
+        return round_to_format(t.detach(), "tf32")
+
+    x, w, b, grad = _tf32_linear_case()
+    out = tf32_linear(x, w, b)
+    out.backward(grad)
+    assert torch.equal(out, torch.nn.functional.linear(r(x), r(w), b.detach()))
+    assert torch.equal(x.grad, r(grad) @ r(w))                     # the input's gradient: grad @ W
+    assert torch.equal(w.grad, r(grad).T @ r(x))                   # the weight's gradient: grad.T @ x
+    assert torch.equal(b.grad, grad.sum(0))                         # the bias gradient is a float32 sum
+    assert not torch.equal(x.grad, grad @ r(w))                     # so the incoming gradient was rounded
+
+
+def test_tf32_linear_differs_from_rounding_the_forward_operands_only():
+    from helpers.floats import tf32_linear
+
+    def rounded_forward_only(x, w, b):   # the stand-in lesson 10 used before: gradients pass straight through
+        def r(t):
+            return t + (round_to_format(t.detach(), "tf32") - t.detach())
+        return torch.nn.functional.linear(r(x), r(w), b)
+
+    grads = []
+    for f in (tf32_linear, rounded_forward_only):
+        x, w, b, grad = _tf32_linear_case()
+        f(x, w, b).backward(grad)
+        grads.append((x.grad, w.grad))
+    assert not torch.equal(grads[0][0], grads[1][0]) and not torch.equal(grads[0][1], grads[1][1])
+
+
+def test_tf32_linear_batch_dimensions_no_bias_and_inputs_without_grad():
+    from helpers.floats import tf32_linear
+
+    def r(t):
+        return round_to_format(t.detach(), "tf32")
+
+    x, w, _, grad = _tf32_linear_case(shape=(2, 3, 20), bias=False)
+    out = tf32_linear(x, w)
+    assert out.shape == (2, 3, 16)
+    out.backward(grad)
+    assert torch.equal(x.grad, r(grad) @ r(w))
+    assert torch.equal(w.grad, r(grad).reshape(-1, 16).T @ r(x).reshape(-1, 20))
+    x, w, b, grad = _tf32_linear_case()
+    tf32_linear(x.detach(), w, b).backward(grad)                  # an input that needs no gradient
+    assert w.grad is not None and b.grad is not None
+
+
+def test_tf32_linear_errors_are_at_tf32_level_and_other_dtypes_are_refused():
+    from helpers.floats import tf32_linear
+
+    x, w, b, grad = _tf32_linear_case()
+    tf32_linear(x, w, b).backward(grad)
+    x64, w64 = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    torch.nn.functional.linear(x64, w64, b.detach().double()).backward(grad.double())
+    for got, exact in ((x.grad, x64.grad), (w.grad, w64.grad)):
+        rel = ((got.double() - exact).norm() / exact.norm()).item()
+        assert 2.0**-16 < rel < 2.0**-9                  # TF32's u is 2^-11: far above float32's 2^-24
+    with pytest.raises(TypeError, match="float32"):
+        tf32_linear(x.detach().double(), w.detach().double())

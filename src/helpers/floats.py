@@ -21,6 +21,7 @@ __all__ = [
     "FORMATS",
     "INPUT_FORMATS",
     "FloatAnatomy",
+    "TF32LinearFunction",
     "correctly_rounded_float32",
     "float_anatomy",
     "gamma",
@@ -34,6 +35,7 @@ __all__ = [
     "sum_kahan",
     "sum_pairwise",
     "sum_sequential",
+    "tf32_linear",
     "two_sum",
     "ulp",
     "ulp_distance",
@@ -382,6 +384,44 @@ def unit_roundoff(fmt: str) -> float:
     if fmt not in bits:
         raise ValueError(f"unknown format {fmt!r}; use one of: {', '.join(bits)}")
     return 2.0 ** -(bits[fmt] + 1)
+
+
+class TF32LinearFunction(torch.autograd.Function):
+    """``F.linear`` whose three matrix products all take operands rounded to TF32.
+
+    On a GPU with TF32 enabled, PyTorch allows cuBLAS to use TF32 operands in every float32
+    matrix-matrix product (matrix-vector products and some linear algebra switch it off); whether a
+    given product does is cuBLAS's choice. A linear layer runs three: its forward ``x @ W.T`` and
+    both products of its backward pass, ``grad @ W`` (the input's gradient) and ``grad.T @ x`` (the
+    weight's). This stand-in takes the extreme case and rounds the operands of all three with
+    :func:`round_to_format`, then multiplies in float32 on the CPU, so it shows what the rounding
+    does, not the GPU's order of the sums. The bias gradient is a plain sum and stays float32.
+    Introduced in lesson 10; call it through :func:`tf32_linear`.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        x32, w32 = round_to_format(x, "tf32"), round_to_format(weight, "tf32")
+        ctx.save_for_backward(x32, w32)
+        return torch.nn.functional.linear(x32, w32, bias)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x32, w32 = ctx.saved_tensors
+        g32 = round_to_format(grad, "tf32")                        # the incoming gradient, rounded too
+        g_rows, x_rows = g32.reshape(-1, g32.shape[-1]), x32.reshape(-1, x32.shape[-1])  # batch dims flat
+        grad_x = g32 @ w32 if ctx.needs_input_grad[0] else None
+        grad_w = g_rows.T @ x_rows if ctx.needs_input_grad[1] else None
+        grad_b = grad.reshape(-1, grad.shape[-1]).sum(0) if ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b
+
+
+def tf32_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``torch.nn.functional.linear(x, weight, bias)`` with TF32 operands, forward and backward.
+
+    See :class:`TF32LinearFunction`. ``x`` and ``weight`` must be float32. Introduced in lesson 10.
+    """
+    return TF32LinearFunction.apply(x, weight, bias)
 
 
 MATMUL_DATA = ("normal", "positive", "cancelling")
