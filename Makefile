@@ -8,7 +8,7 @@ JOBS   ?= 2
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-.PHONY: help lab test test-unit test-notebooks test-browser browser docs test-gpu gpu-wheels record-gpu execute nav pins clean
+.PHONY: help lab test test-unit test-notebooks test-browser browser docs test-gpu gpu-wheels record-gpu gpu-rehearsal gpu-data test-gpu-data execute nav pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
@@ -49,14 +49,25 @@ docs: $(STAMP)  ## build the static HTML site of the executed lessons into site/
 # The GPU side runs on the GPU machine's own Python (with its CUDA build of torch), not .venv.
 GPU_PYTHON ?= python3
 
-test-gpu:  ## on a CUDA machine: every test with the GPU cells live (offline from wheelhouse/ if present)
-	$(GPU_PYTHON) tools/gpu.py test
+test-gpu:  ## on a CUDA machine: every test with the GPU cells live (offline from wheelhouse/; GPU_ONLINE=1 allows PyPI)
+	$(GPU_PYTHON) tools/gpu.py test $(if $(GPU_ONLINE),--online)
 
 gpu-wheels:  ## on a networked machine: download what test-gpu needs for an offline GPU machine
 	$(PYTHON) tools/gpu.py gather --python-version $(or $(GPU_PYTHON_VERSION),3.12)
 
 record-gpu:  ## on a CUDA machine: measure and write the recorded GPU reference data
 	PYTHONPATH=src $(GPU_PYTHON) tools/record_gpu.py
+
+gpu-rehearsal:  ## on a CPU: the GPU pass (tools/gpu_pass.sh) rehearsed with the GPU machine's software only
+	bash tools/rehearse_gpu.sh
+
+gpu-data: $(STAMP)  ## after a GPU pass: install its recording (FROM=OUTDIR) and re-execute the lessons that show it
+	$(if $(FROM),,$(error give the GPU pass's output folder: make gpu-data FROM=OUTDIR))
+	$(PY) tools/gpu_data.py install $(FROM)
+	$(PY) tools/gpu_data.py refresh
+
+test-gpu-data: $(STAMP)  ## nbval over the lessons with the recorder's dry-run data installed as if real (minutes)
+	GPU_DATA_NBVAL=1 $(PY) -m pytest -p no:cacheprovider -rs tests/test_gpu_data.py
 
 nav: $(STAMP)  ## regenerate navigation, the lesson map and the README table
 	$(PY) tools/course.py write

@@ -62,7 +62,8 @@ def no_cublas_variable(monkeypatch):
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
 
 
-def test_deterministic_mode_sets_and_restores_everything(no_cublas_variable):
+def test_deterministic_mode_sets_and_restores_everything(monkeypatch):
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)  # in force, as from the shell
     before = deterministic_flags()
     with deterministic_mode(cublas_workspace_config=CUBLAS_WORKSPACE) as inside:
         assert inside == deterministic_flags()
@@ -71,7 +72,7 @@ def test_deterministic_mode_sets_and_restores_everything(no_cublas_variable):
         assert (
             inside["fill_uninitialized_memory"] and os.environ["CUBLAS_WORKSPACE_CONFIG"] == CUBLAS_WORKSPACE
         )
-    assert deterministic_flags() == before and "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    assert deterministic_flags() == before and os.environ["CUBLAS_WORKSPACE_CONFIG"] == CUBLAS_WORKSPACE
 
 
 def test_deterministic_mode_leaves_the_cublas_variable_alone_by_default(no_cublas_variable):
@@ -81,26 +82,20 @@ def test_deterministic_mode_leaves_the_cublas_variable_alone_by_default(no_cubla
         assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
 
 
-def test_deterministic_mode_warns_when_the_cublas_variable_may_come_too_late(no_cublas_variable, monkeypatch):
-    import warnings
-
-    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
-    with pytest.warns(UserWarning, match="before Python starts"):
+def test_deterministic_mode_checks_the_cublas_variable_and_never_sets_it(no_cublas_variable, monkeypatch):
+    # PyTorch reads it once per process, at the first cuBLAS call: a with block is always too late
+    before = deterministic_flags()
+    with pytest.raises(RuntimeError, match="restart Python with it in the environment"):
+        with deterministic_mode(cublas_workspace_config=CUBLAS_WORKSPACE):
+            pytest.fail("the block must not run without the variable in force")
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ and deterministic_flags() == before
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")  # another value in force: refused too
+    with pytest.raises(RuntimeError, match="':16:8', not ':4096:8'"):
         with deterministic_mode(cublas_workspace_config=CUBLAS_WORKSPACE):
             pass
-    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
-    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)  # already in force: nothing changes
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with deterministic_mode(cublas_workspace_config=CUBLAS_WORKSPACE):
-            pass
-    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)  # before CUDA starts: in time
-    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with deterministic_mode(cublas_workspace_config=":16:8"):
-            assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
-    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    with deterministic_mode(cublas_workspace_config=":16:8") as inside:  # the value in force: runs
+        assert inside["use_deterministic_algorithms"] and inside["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"  # left as it was
 
 
 @pytest.mark.parametrize("value_before", [True, False])
@@ -401,3 +396,75 @@ def test_resume_epoch_refuses_a_sampler_it_cannot_restore():
                    DataLoader(data, batch_size=2, sampler=RandomSampler(data, generator=g), generator=g),
                    DataLoader(data, batch_size=None, shuffle=True, generator=g)]:
         assert len(list(resume_epoch(loader, state, 1))) == len(loader) - 1
+
+
+# --- philox_randn (lesson 11) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "counter, key, expected",
+    [  # Random123's known-answer vectors for Philox4x32-10
+        ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+        ((0xFFFFFFFF,) * 4, (0xFFFFFFFF, 0xFFFFFFFF), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+        (
+            (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+            (0xA4093822, 0x299F31D0),
+            (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+        ),
+    ],
+)
+def test_philox_rounds_give_random123_known_answers(counter, key, expected):
+    from helpers.determinism import _philox4x32_10
+
+    out = _philox4x32_10(np.array([counter], dtype=np.uint64), key)
+    assert tuple(int(v) for v in out[0]) == expected
+
+
+def test_philox_randn_gives_the_gpu_numbers_reported_in_issue_79496():
+    from helpers.determinism import philox_randn
+
+    drawn = philox_randn(3, seed=10)
+    assert drawn.dtype == torch.float32 and drawn.shape == (3,)
+    torch.testing.assert_close(drawn, torch.tensor([-0.1029, 1.6810, -0.2708]), rtol=0, atol=1e-4)
+    torch.manual_seed(10)
+    assert (drawn - torch.randn(3)).abs().max() > 0.5  # not the CPU's mt19937 stream
+
+
+# Other torch.randn draws on NVIDIA GPUs that their authors published, each the first elements after
+# seeding the CUDA generator (printed to four decimals, so compared to 1e-4):
+_PUBLISHED_CUDA_DRAWS = [
+    # torch.manual_seed(0), then torch.randn((8, 8), device="cuda"): get_inputs() in
+    # kernels/triton_fused_add_mul_relu.py and its printed 8x8 "Input" in README.md of
+    # github.com/kapilsh/cuda-mode-lecture (2024); pytorch/pytorch#141645 prints the same -0.9247 for
+    # torch.randn(1, 1, 1, device="cuda") after torch.manual_seed(0)
+    (0, [-0.9247, -0.4253, -2.6438, 0.1452, -0.1209, -0.5797, -0.6229, -0.3284]),
+    # torch.Generator("cuda").manual_seed(1), torch.randn(1, 49 * 12 * 112 * 144, ...): the same first
+    # three on an A100 and an H100, torch 2.5.1 (pytorch/pytorch#143086)
+    (1, [-0.2963, 2.6764, -0.1408]),
+    # torch.Generator(device="cuda").manual_seed(42), torch.randn([1, 64, 2048], ...) on two machines
+    # (pytorch/pytorch#158398)
+    (42, [0.1940, 2.1614, -0.1721]),
+]
+
+
+@pytest.mark.parametrize("seed, published", _PUBLISHED_CUDA_DRAWS)
+def test_philox_randn_gives_other_published_cuda_draws(seed, published):
+    from helpers.determinism import philox_randn
+
+    expected = torch.tensor(published)
+    torch.testing.assert_close(philox_randn(len(published), seed=seed), expected, rtol=0, atol=1e-4)
+
+
+def test_philox_randn_uses_both_halves_of_the_seed_and_one_thread_per_element():
+    from helpers.determinism import philox_randn
+
+    assert not torch.equal(philox_randn(4, seed=2**32), philox_randn(4, seed=0))
+    assert torch.equal(philox_randn(256, seed=7)[:5], philox_randn(5, seed=7))  # thread i, element i
+
+
+@pytest.mark.parametrize("n, seed", [(0, 0), (257, 0), (True, 0), (2.0, 0), (3, -1), (3, 2**64), (3, 1.0)])
+def test_philox_randn_refuses_what_it_cannot_reproduce(n, seed):
+    from helpers.determinism import philox_randn
+
+    with pytest.raises(ValueError):
+        philox_randn(n, seed)

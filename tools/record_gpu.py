@@ -7,30 +7,33 @@ Writes reference.json (every value with its unit, and the provenance: command, d
 CUDA, cuDNN, torch) and a tiny checkpoint saved from GPU tensors, then validates the result with
 the loader the lessons use. A dry run writes data marked dry_run, which the loader refuses to
 show as GPU data; it exists so that the first real run does not fail on contact.
+
+Timings are only data when nothing else runs: run it alone on the machine (tools/gpu_pass.sh runs
+it before the tests). An idle GPU runs its SMs at a fraction of their clock (an H200: about
+345 MHz idle, 1980 MHz under load), so every timed measurement starts after a warm-up that keeps
+the GPU busy until NVML reports the SM clock near its maximum (`warm_up`), and every size is
+timed after a few untimed calls of its own. Measurements are written to ``reference.json.partial``
+as they finish, and ``reference.json`` appears only when all of them have, validated.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import datetime
+import hashlib
+import json
 import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
 
-# Deterministic cuBLAS needs this before the first cuBLAS handle exists (older torch checks it).
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import datetime  # noqa: E402
-import hashlib  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import torch  # noqa: E402
+import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -38,6 +41,12 @@ from helpers.compare import compare  # noqa: E402
 from helpers.reference import FILENAME, SCHEMA, load_gpu_reference, reference_dir  # noqa: E402
 
 CHECKPOINT = "linear_4x2_saved_on_gpu.pt"
+PARTIAL = FILENAME + ".partial"
+# PyTorch releases before 2.10 refused cuBLAS under deterministic mode unless this variable was
+# ":4096:8" or ":16:8", and read it once, at the process's first cuBLAS call (a static in ATen's
+# Context.cpp); pull request #161749 removed that check. From 2.10 on the variable only sizes the
+# cuBLAS workspace, which the recorder leaves at PyTorch's default, the one a learner gets.
+CHECKED_CUBLAS_CONFIG_BEFORE = (2, 10)
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,9 @@ class Sizes:
     batch_shape: tuple[int, int]
     batch_ns: tuple[int, ...]
     cumsum_n: int
+    first_warm_up_s: float  # at least this long before the first timed measurement
+    warm_up_s: float  # before each later one
+    warm_up_max_s: float  # and at most this long, waiting for the clock
 
     @staticmethod
     def for_run(dry: bool) -> Sizes:
@@ -75,6 +87,9 @@ class Sizes:
                 batch_shape=(64, 128),
                 batch_ns=(1, 2, 8),
                 cumsum_n=1000,
+                first_warm_up_s=0.05,
+                warm_up_s=0.01,
+                warm_up_max_s=0.1,
             )
         return Sizes(
             runs=50,
@@ -90,6 +105,9 @@ class Sizes:
             batch_shape=(2048, 4096),
             batch_ns=(1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048),
             cumsum_n=100_000,
+            first_warm_up_s=2.0,
+            warm_up_s=0.5,
+            warm_up_max_s=10.0,
         )
 
 
@@ -98,8 +116,69 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def sm_clock_mhz(device: torch.device) -> tuple[int | None, int | None]:
+    """The SM clock now and its maximum, in MHz, as NVML reports them; (None, None) without NVML.
+
+    ``torch.cuda.clock_rate`` reads NVML through nvidia-ml-py (``pynvml``), averaged over NVML's
+    sample period (1/6 s to 1 s); the maximum comes from ``nvmlDeviceGetMaxClockInfo``.
+    """
+    if device.type != "cuda":
+        return None, None
+    try:
+        now = int(torch.cuda.clock_rate(device))
+    except Exception:  # no pynvml, or NVML refuses: the warm-up then runs for its minimum time
+        return None, None
+    try:
+        import pynvml
+
+        handle = torch.cuda._get_pynvml_handler(device)
+        peak = int(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
+    except Exception:
+        peak = None
+    return now, peak
+
+
+def warm_up(device: torch.device, seconds: float, max_seconds: float, near_peak: float = 0.9) -> dict:
+    """Keep the device busy with matrix products until its clocks are up; say what happened.
+
+    Runs 4096 x 4096 bfloat16 products (64 x 64 float32 ones on the CPU of a dry run) in batches,
+    for at least ``seconds``, then until NVML reports the SM clock at ``near_peak`` of its maximum,
+    or at most ``max_seconds``. Without NVML (or without the maximum) it runs for ``seconds``.
+    """
+    cuda = device.type == "cuda"
+    n, dtype = (4096, torch.bfloat16) if cuda else (64, torch.float32)
+    a = torch.randn(n, n, generator=torch.Generator().manual_seed(0)).to(device, dtype)
+    before, peak = sm_clock_mhz(device)
+    now, products = before, 0
+    start = time.perf_counter()
+    while True:
+        for _ in range(20):
+            a @ a
+        products += 20
+        sync(device)
+        elapsed = time.perf_counter() - start
+        if elapsed < seconds:
+            continue
+        now, _ = sm_clock_mhz(device)
+        clock_up = now is None or peak is None or now >= near_peak * peak
+        if clock_up or elapsed >= max_seconds:
+            break
+    return {
+        "seconds": round(time.perf_counter() - start, 3),
+        "products": products,
+        "product": f"{n}x{n} {str(dtype).replace('torch.', '')}",
+        "sm_clock_mhz_before": before,
+        "sm_clock_mhz_after": now,
+        "sm_clock_mhz_max": peak,
+    }
+
+
 def median_ms(fn, device: torch.device, reps: int, warmup: int = 3) -> dict:
-    """Median, min and max of ``reps`` timed calls in milliseconds (CUDA events on a GPU)."""
+    """Median, min and max of ``reps`` timed calls in milliseconds (CUDA events on a GPU).
+
+    The ``warmup`` untimed calls first pay what a size's first call costs (kernel loading, cuBLAS
+    heuristics, first-touch of memory); the clock is brought up before, by :func:`warm_up`.
+    """
     for _ in range(warmup):
         fn()
     sync(device)
@@ -420,30 +499,48 @@ def elementwise_sweep(device, sizes) -> dict:
     )
 
 
-def transfer_bandwidth(device, sizes) -> dict:
+def transfer_cases(device: torch.device, nbytes: int) -> dict:
+    """The four copies that ``transfer_bandwidth`` times, each between two buffers allocated (and
+    written, so that every page exists) beforehand: a timed call copies and allocates nothing.
+
+    Pageable memory is ordinary host memory, which the OS may move or swap out; the driver copies
+    it through a pinned staging buffer of its own, and the call returns when the copy is done.
+    Pinned (page-locked) memory is copied by the GPU's DMA engines directly, and with
+    ``non_blocking=True`` the call returns at once. On the CPU of a dry run nothing can be pinned,
+    and the "pinned" cases copy between pageable buffers.
+    """
     pinnable = device.type == "cuda"
+    host = torch.ones(nbytes, dtype=torch.uint8)
+    pinned = host.pin_memory() if pinnable else host.clone()
+    on_device = host.to(device)
+    into_device = torch.zeros(nbytes, dtype=torch.uint8, device=device)
+    back_pageable = torch.zeros(nbytes, dtype=torch.uint8)
+    back_pinned = torch.zeros(nbytes, dtype=torch.uint8, pin_memory=pinnable)
+    return {
+        "h2d_pageable": lambda: into_device.copy_(host),
+        "h2d_pinned": lambda: into_device.copy_(pinned, non_blocking=True),
+        "d2h_pageable": lambda: back_pageable.copy_(on_device),
+        "d2h_pinned": lambda: back_pinned.copy_(on_device, non_blocking=True),
+    }
+
+
+def transfer_bandwidth(device, sizes) -> dict:
     rows = []
     for nbytes in sizes.transfer_bytes:
-        host = torch.ones(nbytes, dtype=torch.uint8)
-        pinned = host.pin_memory() if pinnable else host
-        on_device = host.to(device)
-        back_pinned = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pinnable)
-        cases = {
-            "h2d_pageable": lambda: host.to(device),  # noqa: B023
-            "h2d_pinned": lambda: pinned.to(device, non_blocking=True),  # noqa: B023
-            "d2h_pageable": lambda: on_device.to("cpu"),  # noqa: B023
-            "d2h_pinned": lambda: back_pinned.copy_(on_device, non_blocking=True),  # noqa: B023
-        }
         row = {"bytes": nbytes}
-        for label, fn in cases.items():
+        for label, fn in transfer_cases(device, nbytes).items():
             t = median_ms(fn, device, sizes.reps)
             row[label] = {**t, "gb_per_s": nbytes / (t["median_ms"] * 1e-3) / 1e9}
         rows.append(row)
     return entry(
-        "host-to-device and device-to-host copies from pageable and pinned host memory",
-        "milliseconds; GB/s",
+        "copies between host and device memory, each into a buffer allocated and written beforehand "
+        "(so no timed call allocates or first-touches memory): h2d/d2h = host to device / device to "
+        "host; pageable = ordinary host memory, copied by the driver through a pinned staging buffer, "
+        "the call returning when done; pinned = page-locked host memory, copied by DMA directly, "
+        "with non_blocking=True; timed with CUDA events from enqueue to completion",
+        "milliseconds; GB/s (bytes copied per second)",
         rows,
-        pinned_memory=pinnable,
+        pinned_memory=device.type == "cuda",
     )
 
 
@@ -592,6 +689,9 @@ def checkpoint(device, sizes, out_dir: Path) -> dict:
     )
 
 
+# The measurements that time something: each starts after a warm-up (see `record`).
+TIMED = {"matmul_sweep", "elementwise_sweep", "transfer_bandwidth", "small_ops", "deterministic_cost"}
+
 MEASUREMENTS = (
     rng_after_seed,
     index_add_spread,
@@ -636,6 +736,7 @@ def provenance(device: torch.device, dry: bool, argv: list[str]) -> dict:
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "cpu_count": os.cpu_count(),
         "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+        "alone": "run before the test suite, with nothing else on the machine (tools/gpu_pass.sh)",
     }
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
@@ -651,24 +752,55 @@ def provenance(device: torch.device, dry: bool, argv: list[str]) -> dict:
     return p
 
 
+def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` to ``path`` whole or not at all (a killed run leaves the previous file)."""
+    scratch = path.with_name(path.name + ".tmp")
+    scratch.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    scratch.replace(path)
+
+
 def record(out_dir: Path, dry: bool, argv: list[str]) -> dict:
     device = torch.device("cuda" if torch.cuda.is_available() and not dry else "cpu")
     sizes = Sizes.for_run(dry)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     data = {"schema": SCHEMA, "provenance": provenance(device, dry, argv), "measurements": {}}
+    partial = out_dir / PARTIAL
+    warmed = False
     for measure in MEASUREMENTS:
         t = time.perf_counter()
-        data["measurements"][measure.__name__] = measure(device, sizes)
+        if measure.__name__ in TIMED:
+            first = not warmed
+            seconds = sizes.first_warm_up_s if first else sizes.warm_up_s
+            warm = warm_up(device, seconds, sizes.warm_up_max_s)
+            if first:
+                data["provenance"]["warm_up"] = warm
+            print(f"{'  warm-up':28} {warm['seconds']:6.1f} s, SM clock {warm['sm_clock_mhz_before']} -> "
+                  f"{warm['sm_clock_mhz_after']} MHz (max {warm['sm_clock_mhz_max']})", flush=True)
+            warmed = True
+        result = measure(device, sizes)
+        if measure.__name__ in TIMED:
+            result.setdefault("settings", {})["sm_clock_mhz_after_warm_up"] = warm["sm_clock_mhz_after"]
+        data["measurements"][measure.__name__] = result
+        write_json(partial, data)
         print(f"{measure.__name__:28} {time.perf_counter() - t:6.1f} s", flush=True)
     data["measurements"]["checkpoint"] = checkpoint(device, sizes, out_dir)
     data["provenance"]["seconds"] = round(time.perf_counter() - start, 1)
     target = out_dir / FILENAME
-    target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    load_gpu_reference(target, allow_dry_run=dry)  # the lessons' loader must accept what we wrote
-    size = sum(f.stat().st_size for f in out_dir.iterdir())
+    write_json(partial, data)
+    load_gpu_reference(partial, allow_dry_run=dry)  # the lessons' loader must accept what we wrote
+    partial.replace(target)
+    size = sum(f.stat().st_size for f in out_dir.iterdir() if f.name in (FILENAME, CHECKPOINT))
     print(f"wrote {target} ({size / 1024:.0f} KiB with the checkpoint) in {data['provenance']['seconds']} s")
     return data
+
+
+def set_cublas_config_if_checked() -> None:
+    """Before any CUDA work: where the installed torch still checks CUBLAS_WORKSPACE_CONFIG
+    (releases before 2.10), set it, so that deterministic mode may use cuBLAS; otherwise leave it."""
+    release = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    if release < CHECKED_CUBLAS_CONFIG_BEFORE:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 
 def main(argv: list[str]) -> int:
@@ -683,6 +815,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--child-conv", help=argparse.SUPPRESS)
     args = parser.parse_args(argv[1:])
+    set_cublas_config_if_checked()
     if args.child_conv:
         _child_conv(args.child_conv)
         return 0

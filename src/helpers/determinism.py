@@ -11,7 +11,6 @@ import contextlib
 import os
 import random
 import sys
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ __all__ = [
     "RngSnapshot",
     "deterministic_flags",
     "deterministic_mode",
+    "philox_randn",
     "restore_rng",
     "resume_epoch",
     "seed_everything",
@@ -93,31 +93,31 @@ def deterministic_mode(
     exit, normal or by an exception, every setting is put back, Inductor's included. Yields the
     settings in force.
 
-    ``CUBLAS_WORKSPACE_CONFIG`` is left alone by default, because a ``with`` block cannot set it in
-    time: PyTorch releases that still check it under deterministic mode (those before 2.10: pull
-    request #161749 removed the check in October 2025) read it once, at the first CUDA matrix
-    product of the process, and keep the answer (a ``static`` variable in ATen's ``Context.cpp``). Set it in
-    the environment before Python starts. If ``cublas_workspace_config`` is given, the variable is
-    set for the block and restored (present or absent) after it; when CUDA is already initialised
-    in this process and the variable changes, a ``UserWarning`` says that it may come too late.
-    Introduced in lesson 04.
+    ``CUBLAS_WORKSPACE_CONFIG`` is never set here, because a ``with`` block cannot set it in time.
+    PyTorch reads it once per process, at the first cuBLAS call, and keeps what it read in a
+    ``static`` variable: the cuBLAS workspace size (``getChosenWorkspaceSize`` in ATen's
+    ``cuda/CublasHandlePool.cpp``) and, in releases before 2.10, whether deterministic mode may use
+    cuBLAS at all (``alertCuBLASConfigNotDeterministic`` in ``Context.cpp``, which raised unless the
+    value was ``:4096:8`` or ``:16:8``; pull request #161749 removed that check, and the builds of
+    2.11 and 2.13 contain no trace of it). Changing the variable later, in a cell or a ``with``
+    block, changes nothing for the rest of the process: set it in the environment before Python
+    starts (``CUBLAS_WORKSPACE_CONFIG=:4096:8 jupyter lab``). ``cublas_workspace_config``, if
+    given, is the value the block needs: a ``RuntimeError`` saying so is raised before anything
+    changes if the environment holds another. Introduced in lesson 04.
     """
     before = deterministic_flags()
+    if cublas_workspace_config is not None and before["CUBLAS_WORKSPACE_CONFIG"] != cublas_workspace_config:
+        raise RuntimeError(
+            f"CUBLAS_WORKSPACE_CONFIG is {before['CUBLAS_WORKSPACE_CONFIG']!r}, not "
+            f"{cublas_workspace_config!r}. PyTorch reads it once, at the first cuBLAS call of the "
+            "process, so setting it now would change nothing: restart Python with it in the "
+            f"environment, e.g. CUBLAS_WORKSPACE_CONFIG={cublas_workspace_config} jupyter lab"
+        )
     try:
         torch.use_deterministic_algorithms(True, warn_only=warn_only)
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
         torch.utils.deterministic.fill_uninitialized_memory = True
-        if cublas_workspace_config is not None:
-            if torch.cuda.is_initialized() and before["CUBLAS_WORKSPACE_CONFIG"] != cublas_workspace_config:
-                warnings.warn(
-                    "CUBLAS_WORKSPACE_CONFIG is set after CUDA was initialised: PyTorch releases that "
-                    "check it read it once, at the first CUDA matrix product of the process, so set it "
-                    "in the environment before Python starts",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            os.environ["CUBLAS_WORKSPACE_CONFIG"] = cublas_workspace_config
         yield deterministic_flags()
     finally:
         torch.use_deterministic_algorithms(
@@ -129,10 +129,6 @@ def deterministic_mode(
         torch.backends.cudnn.deterministic = bool(before["cudnn.deterministic"])
         torch.backends.cudnn.benchmark = bool(before["cudnn.benchmark"])
         torch.utils.deterministic.fill_uninitialized_memory = bool(before["fill_uninitialized_memory"])
-        if before["CUBLAS_WORKSPACE_CONFIG"] is None:
-            os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
-        else:
-            os.environ["CUBLAS_WORKSPACE_CONFIG"] = str(before["CUBLAS_WORKSPACE_CONFIG"])
 
 
 def seed_worker(worker_id: int) -> None:
@@ -329,3 +325,51 @@ def resume_epoch(
     if rng is not None:
         restore_rng(rng)
     return batches
+
+
+_PHILOX_M = (0xD2511F53, 0xCD9E8D57)  # Philox4x32-10's multipliers and key increments
+_PHILOX_W = (0x9E3779B9, 0xBB67AE85)  # (curand_philox4x32_x.h; Salmon et al., SC11)
+
+
+def _philox4x32_10(counter: np.ndarray, key: tuple[int, int]) -> np.ndarray:
+    """Ten Philox rounds on counters of shape ``(n, 4)`` (uint32 values held in uint64)."""
+    c0, c1, c2, c3 = (counter[:, i].astype(np.uint64) for i in range(4))
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    low, m0, m1 = np.uint64(0xFFFF_FFFF), np.uint64(_PHILOX_M[0]), np.uint64(_PHILOX_M[1])
+    for _ in range(10):
+        p0, p1 = m0 * c0, m1 * c2  # 32 x 32 -> 64 bits: exact in uint64
+        c0, c1, c2, c3 = (p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & low, (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & low
+        k0, k1 = (k0 + np.uint64(_PHILOX_W[0])) & low, (k1 + np.uint64(_PHILOX_W[1])) & low
+    return np.stack([c0, c1, c2, c3], axis=1)
+
+
+def philox_randn(n: int, seed: int) -> torch.Tensor:
+    """What ``torch.randn(n, device="cuda")`` draws right after ``torch.manual_seed(seed)``, on the CPU.
+
+    PyTorch's CUDA generator is Philox4x32-10. This is what PyTorch's NVIDIA CUDA builds draw; its
+    ROCm builds translate the same kernel to hipRAND (``torch/utils/hipify``), which is not
+    reproduced here. For a float32 tensor of ``n <= 256`` elements (one block of 256 threads covers
+    them, whatever the NVIDIA GPU), thread ``i`` of PyTorch's kernel
+    (``distribution_elementwise_grid_stride_kernel`` in ``ATen/native/cuda/DistributionTemplates.h``)
+    calls cuRAND's ``curand_init(seed, i, offset)`` (cuRAND is NVIDIA's random-number library, whose
+    device functions PyTorch's kernel calls), with offset 0 right after a seed, and keeps the first of
+    the four normals of ``curand_normal4``: Philox's counter is ``(0, 0, i, 0)``, its key the seed's
+    two 32-bit halves, and the first two 32-bit outputs become a normal by cuRAND's Box-Muller
+    transform (``_curand_box_muller`` in ``curand_normal.h``), in float32 with the constants
+    ``2.3283064e-10f`` and ``2.3283064e-10f * 6.2831855f``. The logarithm and sine are taken here in
+    float64, while a GPU uses its fast ``__sincosf``: the results match the four decimals reported
+    in PyTorch issue #79496, and may differ from a GPU's in later digits. Introduced in lesson 11.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 256:
+        raise ValueError(f"n must be an int from 1 to 256 (one thread per element), got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an int in [0, 2**64), got {seed!r}")
+    threads = np.arange(n, dtype=np.uint64)
+    counter = np.zeros((n, 4), dtype=np.uint64)
+    counter[:, 2] = threads  # the subsequence (the thread's index) sits in the counter's upper half
+    bits = _philox4x32_10(counter, (seed & 0xFFFF_FFFF, seed >> 32))
+    inv, inv_2pi = np.float32(2.3283064e-10), np.float32(2.3283064e-10) * np.float32(6.2831855)
+    u = bits[:, 0].astype(np.float32) * inv + inv / np.float32(2)  # in (0, 1]: log(u) is finite
+    v = bits[:, 1].astype(np.float32) * inv_2pi + inv_2pi / np.float32(2)
+    radius = np.sqrt(-2.0 * np.log(u.astype(np.float64)))
+    return torch.from_numpy((radius * np.sin(v.astype(np.float64))).astype(np.float32))
