@@ -2,22 +2,34 @@
 
 A notebook cannot host the ranks itself: each rank is a process, started here with
 ``torch.multiprocessing`` ("spawn", which works on every platform and from a Jupyter kernel)
-and the gloo backend on ``127.0.0.1``. Each rank runs one experiment from :data:`EXPERIMENTS`,
-saves what it measured with ``torch.save``, and exits; :func:`run_ranks` loads the results,
-and raises with the ranks' own logs if any rank failed. The ranks' output goes to log files, not
-to the notebook, and every process and the port are released before :func:`run_ranks` returns,
-also after a failure. Introduced in lesson ``12_distributed_data_parallel``.
+and the gloo backend on ``127.0.0.1``. The ranks meet at a ``TCPStore`` that :func:`run_ranks`
+opens in the calling process on a port the operating system picks, so no port is chosen first
+and bound later. Starting a rank costs more than a second (a new Python process imports torch,
+and the first ``DistributedDataParallel`` imports ``torch._dynamo``), so :func:`run_ranks` starts
+the ranks once and has them run a list of experiments from :data:`EXPERIMENTS` in turn, in one
+process group. Each rank saves what it measured with ``torch.save`` and exits; :func:`run_ranks`
+loads the results, and raises with the ranks' own logs if any rank failed or the run passed its
+deadline. The ranks' output goes to log files, not to the notebook. Every file of a run (logs,
+results, the ``pytorch-errorfile-*.pickle`` that ``torch.multiprocessing`` writes for a rank
+that raises, and the ``torchinductor_<user>`` folder that importing ``torch._dynamo`` creates)
+is written into one temporary folder, removed before :func:`run_ranks` returns; the processes
+and the store are released too, after a success, a failure, a timeout or an interrupt.
+
+:func:`ring_allreduce` computes in one process what gloo's ring all-reduce returns, addition for
+addition. Introduced in lesson ``12_distributed_data_parallel``.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime
-import gc
 import math
 import os
-import socket
+import sys
 import tempfile
+import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -26,100 +38,172 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
-__all__ = ["EXPERIMENTS", "free_port", "run_ranks", "single_process_training"]
+__all__ = [
+    "EXPERIMENTS",
+    "ring_allreduce",
+    "run_ranks",
+    "single_process_training",
+    "sum_bound",
+    "sum_data",
+    "training_data",
+]
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# --- data and model shared by the ranks and the notebook ------------------------------------------
 
 
-# --- the experiments (run inside each rank) ------------------------------------------------------
+def sum_data(n: int = 10**6) -> torch.Tensor:
+    """The numbers lesson 12 sums across ranks: multiples of 1/8 from 0 to 7.875.
 
-
-def _data(n: int = 10**6) -> torch.Tensor:
-    return torch.rand(n, generator=torch.Generator().manual_seed(0))
-
-
-def allreduce(rank: int, world: int) -> dict:
-    """Each rank sums its contiguous share of the same 10^6 numbers; all_reduce adds the shares."""
-    x = _data()
-    share = x.chunk(world)[rank]
-    total = share.sum()
-    dist.all_reduce(total, op=dist.ReduceOp.SUM)
-    vectors = torch.rand(world, 1000, generator=torch.Generator().manual_seed(1))
-    mine = vectors[rank].clone()
-    dist.all_reduce(mine, op=dist.ReduceOp.SUM)  # elementwise sum of every rank's vector
-    return {"total": total.item(), "share": share.sum().item(), "vector_sum": mine}
+    Drawn as integers (the same on every machine) and divided by 8 (exact). Each contiguous half
+    or third of the 10**6 numbers (``chunk(2)``, ``chunk(3)``) sums to less than 2**21, where
+    float32 holds every multiple of 1/8, so such a share is summed exactly in any order (lesson 12
+    asserts the bound). Not every 500 000 of them would do: the largest 500 000 sum to
+    2 968 146.625. The sum of all 10**6 is above 2**21 and must round.
+    """
+    return torch.randint(0, 64, (n,), generator=torch.Generator().manual_seed(10)) / 8
 
 
 def _model() -> nn.Module:
     return nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1))
 
 
-def _dataset() -> torch.utils.data.TensorDataset:
+def training_data() -> tuple[torch.Tensor, torch.Tensor]:
+    """The 256 training samples of lesson 12: inputs (256, 16) and targets (256, 1)."""
     g = torch.Generator().manual_seed(2)
     x = torch.randn(256, 16, generator=g)
-    return torch.utils.data.TensorDataset(x, x.sum(dim=1, keepdim=True).sin())
+    return x, x.sum(dim=1, keepdim=True).sin()
 
 
-def single_process_training(steps: int = 8, global_batch: int = 64) -> list[torch.Tensor]:
+def _batch(step: int, global_batch: int, rank: int = 0, world: int = 1):
+    """Rank ``rank``'s equal slice of global batch number ``step`` (wrapping around the data)."""
+    x, y = training_data()
+    local = global_batch // world
+    start = step * global_batch + rank * local
+    idx = torch.arange(start, start + local) % len(x)
+    return x[idx], y[idx]
+
+
+def _flat_grad(model: nn.Module) -> torch.Tensor:
+    return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+
+def _sgd_step(model: nn.Module, lr: float = 0.1) -> None:
+    """Plain SGD, written out (``torch.optim.SGD`` would import ``torch._dynamo`` on first use)."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= lr * p.grad
+
+
+def single_process_training(steps: int = 8, global_batch: int = 48) -> list[torch.Tensor]:
     """The reference for :func:`ddp`: one process, the full global batch per step, plain SGD."""
     torch.manual_seed(0)
     model = _model()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    data = _dataset()
     for step in range(steps):
-        idx = torch.arange(step * global_batch, (step + 1) * global_batch) % len(data)
-        x, y = data[idx]
-        opt.zero_grad()
+        x, y = _batch(step, global_batch)
+        model.zero_grad()
         F.mse_loss(model(x), y).backward()
-        opt.step()
+        _sgd_step(model)
     return [p.detach().clone() for p in model.parameters()]
 
 
-def ddp(rank: int, world: int, steps: int = 8, global_batch: int = 64) -> dict:
-    """DDP training: each rank takes its slice of the same global batch; gradients are averaged."""
-    torch.manual_seed(0)  # the same initial weights on every rank (DDP also broadcasts rank 0's)
+# --- the experiments (run inside each rank) ------------------------------------------------------
+
+
+def allreduce(rank: int, world: int) -> dict:
+    """The same numbers summed by the first 1, 2, ... ranks; then every rank's vector, twice."""
+    x = sum_data()
+    totals = {}
+    for size in range(1, world + 1):
+        group = dist.new_group(list(range(size)))  # every rank takes part in creating each group
+        if rank < size:
+            total = x.chunk(size)[rank].sum()  # this rank's contiguous share
+            dist.all_reduce(total, group=group)  # adds the shares; every rank receives the total
+            totals[size] = total.item()
+    vectors = torch.rand(world, 1000, generator=torch.Generator().manual_seed(1))
+    mine = vectors[rank].clone()
+    dist.all_reduce(mine)  # elementwise sum of every rank's vector
+    shifted = torch.cat([torch.zeros(100), vectors[rank]])  # the same vector, 100 places further in
+    dist.all_reduce(shifted)
+    return {"totals": totals, "vector_sum": mine, "shifted_sum": shifted[100:]}
+
+
+def gradients(rank: int, world: int, micro_batches: int = 2) -> dict:
+    """One step of gradient accumulation with DDP: no all-reduce until the last micro-batch."""
+    torch.manual_seed(0)  # the same initial weights on every rank
     model = nn.parallel.DistributedDataParallel(_model())
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    data = _dataset()
-    local = global_batch // world
+    plain = copy.deepcopy(model.module)  # the same weights without DDP, for comparison
+    x, y = _batch(step=0, global_batch=48, rank=rank, world=world)
+    parts = list(zip(x.chunk(micro_batches), y.chunk(micro_batches)))
+    with model.no_sync():  # backward passes only accumulate into .grad: no communication
+        for xm, ym in parts[:-1]:
+            (F.mse_loss(model(xm), ym) / micro_batches).backward()
+    local = _flat_grad(model.module)
+    xm, ym = parts[-1]
+    (F.mse_loss(model(xm), ym) / micro_batches).backward()  # all-reduces the accumulated gradient
+    for xm, ym in parts:
+        (F.mse_loss(plain(xm), ym) / micro_batches).backward()
+    return {"local": local, "accumulated": _flat_grad(plain), "synced": _flat_grad(model.module)}
+
+
+def _train_ddp(rank: int, world: int, steps: int, global_batch: int, bucket_cap_mb) -> tuple:
+    torch.manual_seed(0)  # the same initial weights on every rank (DDP also broadcasts rank 0's)
+    model = nn.parallel.DistributedDataParallel(_model(), bucket_cap_mb=bucket_cap_mb)
     for step in range(steps):
-        start = step * global_batch + rank * local
-        idx = torch.arange(start, start + local) % len(data)
-        x, y = data[idx]
-        opt.zero_grad()
+        x, y = _batch(step, global_batch, rank, world)  # this rank's slice of the global batch
+        model.zero_grad()
         F.mse_loss(model(x), y).backward()  # DDP all-reduces and averages the gradients here
-        opt.step()
-    return {"params": [p.detach().clone() for p in model.module.parameters()]}
+        _sgd_step(model)
+    buckets = model._get_ddp_logging_data()["rebuilt_bucket_sizes"]  # bytes, after the first step
+    return [p.detach().clone() for p in model.module.parameters()], buckets
+
+
+def ddp(rank: int, world: int, steps: int = 8, global_batch: int = 48) -> dict:
+    """DDP training on equal slices of the global batches of :func:`single_process_training`.
+
+    Trained twice: with the default buckets (25 MiB), and with ``bucket_cap_mb=0.0001`` (about
+    100 bytes), which puts this model's four parameters into three buckets.
+    """
+    params, buckets = _train_ddp(rank, world, steps, global_batch, bucket_cap_mb=None)
+    params_small, buckets_small = _train_ddp(rank, world, steps, global_batch, bucket_cap_mb=0.0001)
+    return {
+        "params": params,
+        "bucket_bytes": buckets,
+        "params_small_buckets": params_small,
+        "small_bucket_bytes": buckets_small,
+    }
 
 
 def seeding(rank: int, world: int) -> dict:
-    """Different seeds per rank, then DDP; a DistributedSampler over two epochs; per-rank streams."""
+    """Different seeds per rank, then DDP; a DistributedSampler over two epochs."""
     torch.manual_seed(100 + rank)  # deliberately different initial weights on each rank
     plain = _model()
     before = [p.detach().clone() for p in plain.parameters()]
     wrapped = nn.parallel.DistributedDataParallel(plain)  # broadcasts rank 0's parameters
     after = [p.detach().clone() for p in wrapped.module.parameters()]
     sampler = torch.utils.data.DistributedSampler(
-        range(16), num_replicas=world, rank=rank, shuffle=True, seed=0
+        range(12), num_replicas=world, rank=rank, shuffle=True, seed=0
     )
     epochs_without = [list(sampler) for _ in range(2)]
     epochs_with = []
     for epoch in range(2):
         sampler.set_epoch(epoch)
         epochs_with.append(list(sampler))
-    augment = torch.Generator().manual_seed(1234 + rank)  # a per-rank stream for data augmentation
     return {
         "before": before,
         "after": after,
         "without_set_epoch": epochs_without,
         "with_set_epoch": epochs_with,
-        "augmentation": torch.rand(3, generator=augment),
     }
+
+
+def sync_batchnorm(rank: int, world: int) -> dict:
+    """SyncBatchNorm in training mode on CPU tensors, inside a process group: the error, if any."""
+    try:
+        nn.SyncBatchNorm(4)(torch.randn(8, 4))
+    except ValueError as exc:
+        return {"error": f"ValueError: {exc}"}
+    return {"error": None}
 
 
 def fails(rank: int, world: int) -> dict:
@@ -130,61 +214,163 @@ def fails(rank: int, world: int) -> dict:
     return {}
 
 
-EXPERIMENTS = {"allreduce": allreduce, "ddp": ddp, "seeding": seeding, "fails": fails}
+def hangs(rank: int, world: int) -> dict:
+    """The last rank sleeps outside any collective: used to test :func:`run_ranks`'s deadline."""
+    if rank == world - 1:
+        time.sleep(3600)
+    return {}
+
+
+EXPERIMENTS = {
+    "allreduce": allreduce,
+    "gradients": gradients,
+    "ddp": ddp,
+    "seeding": seeding,
+    "sync_batchnorm": sync_batchnorm,
+    "fails": fails,
+    "hangs": hangs,
+}
 
 
 # --- the launcher ---------------------------------------------------------------------------------
 
 
-def _rank_main(rank: int, world: int, name: str, port: int, folder: str) -> None:
+def _rank_main(rank: int, world: int, names: list[str], port: int, folder: str) -> None:
     out = Path(folder)
+    tempfile.tempdir = folder  # what this rank puts in the temporary directory lands in the run's folder
     log = open(out / f"rank{rank}.log", "w")  # kept open for the whole process
     os.dup2(log.fileno(), 1)  # everything the rank prints goes to its log, not to the notebook
     os.dup2(log.fileno(), 2)
     torch.set_num_threads(1)  # the ranks share the machine's cores, as torchrun arranges
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=60))
+    timeout = datetime.timedelta(seconds=60)
+    store = dist.TCPStore("127.0.0.1", port, is_master=False, timeout=timeout)  # the notebook's store
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=timeout)
     try:
-        result = EXPERIMENTS[name](rank, world)
-        torch.save(result, out / f"rank{rank}.pt")
-        del result
-        gc.collect()  # release DDP's reducer (and its gloo work) before the group goes
+        results = {name: EXPERIMENTS[name](rank, world) for name in names}
+        torch.save(results, out / f"rank{rank}.pt")
         dist.barrier()  # no rank tears down while another still talks to it
     except BaseException:
         traceback.print_exc()
         raise
     finally:
         dist.destroy_process_group()
-        log.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        log.close()
+    # Everything is saved and closed. Skip the interpreter's shutdown, which takes more than a
+    # second once DistributedDataParallel has imported torch._dynamo.
+    os._exit(0)
 
 
-def run_ranks(name: str, world: int) -> dict[int, dict]:
-    """Run experiment ``name`` on ``world`` ranks (gloo, this machine) and return each rank's result.
+def _start(names: list[str], world: int, port: int, folder: str):
+    """Start the ranks; torch.multiprocessing's per-rank error files go into ``folder`` too."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = folder  # start_processes names each rank's error file with tempfile
+    try:
+        return mp.start_processes(
+            _rank_main, args=(world, names, port, folder), nprocs=world, join=False, start_method="spawn"
+        )
+    finally:
+        tempfile.tempdir = saved
 
-    Raises ``RuntimeError`` with the failing ranks' logs if any rank fails; no process is left
-    running either way. Introduced in lesson 12.
+
+def _stop(processes) -> None:
+    """Terminate the ranks that are still running (SIGTERM, then SIGKILL), and reap them all."""
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def _logs(folder: str, world: int) -> str:
+    return "\n".join(
+        f"--- rank {r} ---\n{(Path(folder) / f'rank{r}.log').read_text(errors='replace')[-2000:]}"
+        for r in range(world)
+        if (Path(folder) / f"rank{r}.log").exists()
+    )
+
+
+def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[str, dict[int, dict]]:
+    """Run the experiments ``names`` in turn on ``world`` ranks (gloo, this machine), in one launch.
+
+    Returns ``{name: {rank: result}}``. Raises ``RuntimeError`` with the ranks' logs if any rank
+    fails, and ``TimeoutError`` if the ranks have not all finished after ``timeout`` seconds (a
+    rank stuck outside a collective would otherwise wait forever). No process, file or port is
+    left behind in any case, nor after an interrupt (``KeyboardInterrupt``), which is re-raised.
+    Introduced in lesson 12.
     """
-    if name not in EXPERIMENTS:
-        raise KeyError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
+    if isinstance(names, str):
+        raise TypeError(f"names must be a list of experiment names, got the string {names!r}")
+    names = list(names)
+    unknown = [name for name in names if name not in EXPERIMENTS]
+    if unknown or not names:
+        raise KeyError(f"unknown experiment(s) {unknown or names!r}; known: {', '.join(EXPERIMENTS)}")
     if isinstance(world, bool) or not isinstance(world, int) or not 1 <= world <= 8:
         raise ValueError(f"world must be an int from 1 to 8, got {world!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     with tempfile.TemporaryDirectory(prefix="ranks-") as folder:
+        # The rendezvous: a key-value store the ranks connect to. Port 0 lets the operating system
+        # pick a free port when the store binds it, so no other program can take it in between.
+        store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+        context = None
         try:
-            mp.start_processes(
-                _rank_main,
-                args=(world, name, free_port(), folder),
-                nprocs=world,
-                join=True,
-                start_method="spawn",
-            )
-        except Exception as exc:  # a rank raised or died: report what the ranks wrote
-            logs = "\n".join(
-                f"--- rank {r} ---\n{(Path(folder) / f'rank{r}.log').read_text(errors='replace')[-2000:]}"
-                for r in range(world)
-                if (Path(folder) / f"rank{r}.log").exists()
-            )
-            raise RuntimeError(f"experiment {name!r} failed on {world} rank(s):\n{logs}") from exc
-        return {r: torch.load(Path(folder) / f"rank{r}.pt", weights_only=True) for r in range(world)}
+            context = _start(names, world, store.port, folder)
+            deadline = time.monotonic() + timeout
+            # join() returns True once every rank has exited with 0; if one fails, it stops the
+            # others and raises.
+            while not context.join(timeout=max(0.0, deadline - time.monotonic())):
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(
+                        f"experiments {names} on {world} rank(s) did not finish within {timeout} s; "
+                        f"the ranks were stopped. Their logs:\n{_logs(folder, world)}"
+                    )
+        except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:  # a rank raised or died
+            logs = _logs(folder, world)
+            raise RuntimeError(f"experiments {names} failed on {world} rank(s):\n{logs}") from exc
+        finally:
+            if context is not None:
+                _stop(context.processes)  # nothing to do after a success; after anything else, needed
+            del store
+        results = {r: torch.load(Path(folder) / f"rank{r}.pt", weights_only=True) for r in range(world)}
+    return {name: {r: results[r][name] for r in range(world)} for name in names}
+
+
+# --- computing in one process what the ranks computed ----------------------------------------------
+
+
+def ring_allreduce(rows: torch.Tensor, max_segment_bytes: int = 1024 * 1024) -> torch.Tensor:
+    """What gloo's ring all-reduce returns when rank ``r`` contributes ``rows[r]`` (1-D each).
+
+    gloo (``gloo/allreduce.cc``, ``ring``) cuts the flat buffer into one chunk per rank (of whole
+    segments of at most ``max_segment_bytes``, at least two segments per rank). The partial sum of
+    chunk ``c`` starts at rank ``c - 1`` and travels down the ring, each rank adding its own
+    values, until rank ``c`` adds the last ones: chunk 0 of 3 ranks is ``(v2 + v1) + v0``, chunk 1
+    ``(v0 + v2) + v1``, chunk 2 ``(v1 + v0) + v2``. The same additions, in the same order, here.
+    Introduced in lesson 12.
+    """
+    world, n = rows.shape
+    if world == 1:
+        return rows[0].clone()
+    element = rows.element_size()
+    per_segment = max(1, max_segment_bytes // element)
+    segments = max(math.ceil(n / per_segment), 2 * world)
+    segments = math.ceil(segments / world) * world  # the same number of segments for every rank
+    chunk = math.ceil(n / segments) * (segments // world)  # elements per chunk
+    out = torch.empty_like(rows[0])
+    for c in range(world):
+        lo, hi = c * chunk, min((c + 1) * chunk, n)
+        if lo >= hi:
+            continue
+        partial = rows[(c - 1) % world, lo:hi].clone()
+        for k in range(2, world + 1):
+            partial = partial + rows[(c - k) % world, lo:hi]
+        out[lo:hi] = partial
+    return out
 
 
 def sum_bound(n: int) -> float:
