@@ -66,22 +66,29 @@ RIGHT = {
     "07.1": "cpu",
     "07.2": "_orig_mod.",
     "07.3": torch.serialization.safe_globals,
+    "07.4": "assign",
+    "07.5": False,
     "08.1": lambda n: 2 * n**3,
     "08.2": 1 / 12,
     "08.3": 1,
+    "08.4": 16384,
+    "08.5": 8,
     "09.1": 2,
     "09.2": 4,
     "09.3": torch.inference_mode,
     "09.4": 65280,
+    "09.5": 24448,
     "10.1": 4 * 2.0**-24 * 32,
     "10.2": "accuracies",
     "10.3": _tolerant_check,
-    "11.1": "dtype",
+    "11.1": "conv",
     "11.2": "map_location",
     "11.3": False,
     "12.1": 3,
     "12.2": 0,
     "12.3": "set_epoch",
+    "12.4": {3, 6},
+    "12.5": "generator",
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5, 10**400, torch.empty((), device="meta")],
@@ -138,22 +145,29 @@ WRONG = {
     "07.1": ["cuda", "cuda:0", 0, None.__class__],
     "07.2": ["_orig_mod", "module.", "orig"],
     "07.3": ["safe_globals", torch.serialization.add_safe_globals, torch.load],
+    "07.4": ["strict", "mmap", "assign=True", True, "assign_to_params_buffers"],
+    "07.5": [True, "False", 0],
     "08.1": [lambda n: n**3, lambda n: 2 * n**2, lambda: 1, 2],
     "08.2": [1 / 8, 1 / 4, 12, "1/12"],
     "08.3": [2, 0, "1", True],
+    "08.4": [2**24, 3 * 16384, 4096, 16384.0, "16384", True],
+    "08.5": [12, 4, 16, 8.0, "8", True],
     "09.1": [4, 1, "2", 2.0],
     "09.2": [0.25, 2, "4"],
     "09.3": [torch.no_grad, "torch.inference_mode", torch.enable_grad],
     "09.4": [32640, -65280, 32767, "65280", 65280.0],
+    "09.5": [12224, 8192, 24066, -24448, 32767, "24448", 24448.0],
     "10.1": [1.3e-6, 2.0**-24, "7.6e-6"],
     "10.2": ["weights", "both", 1],
     "10.3": [lambda a, e: True, lambda a, e: torch.equal(a.double(), e), lambda a: True, 3],
-    "11.1": ["device", "float64", 1],
+    "11.1": ["matmul", "dtype", "tf32", 1],
     "11.2": ["weights_only", "map-location", None.__class__],
     "11.3": [True, "False", 0],
     "12.1": [2, 4, "3", 2.5],
     "12.2": [1, "0", True],
     "12.3": ["shuffle", "set_seed", 1],
+    "12.4": [{3}, {2, 3, 6}, {3, 6, 12}, [3.0, 6.0], "3, 6", {True, 3}],
+    "12.5": ["worker_init_fn", "seed", torch.Generator(), "sampler"],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),
@@ -249,6 +263,24 @@ def test_03_4_checker_rejects_what_is_not_a_positive_finite_number():
         ok, message = checker(answer)
         assert ok is False and "positive number" in message, (answer, message)
     assert checker(torch.tensor(0.1))[0] is True  # a 0-d tensor is a number
+
+
+def test_07_5_rests_on_the_documented_limits_not_on_fixed_bugs():
+    # torch>=2.10 has both published fixes: the verdict must rest on what PyTorch documents for it
+    wrong, right = str(check("07.5", True)), str(check("07.5", False))
+    assert "section 7.3" in wrong and "CVE" not in wrong
+    assert "denial of service" in right and "memory corruption" in right
+
+@pytest.mark.parametrize("answer", ["conv", "convolution", " Convolution "])
+def test_lesson_11_1_accepts_the_word_spelled_out(answer):
+    verdict = check("11.1", answer)
+    assert verdict.ok is True, verdict
+
+
+def test_lesson_12_4_names_the_condition_for_powers_of_two():
+    # 2, 4 and 8 change the bits only at the ends of the range (overflow, subnormal numbers)
+    assert "for normal numbers" in check("12.4", {2, 3, 6}).message
+    assert "overflow" in check("12.4", {3, 6}).message
 
 
 def test_unknown_exercise():

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import torch
 
-from helpers.inference import cpu_features, load_int8_quantization
+from helpers.inference import _describe, cpu_features, library_calls, load_int8_quantization
 
 
 def test_cpu_features_reports_the_build():
@@ -18,8 +19,43 @@ def test_cpu_features_reports_the_build():
     assert isinstance(features["bfloat16 in oneDNN"], bool)
     assert isinstance(features["vector instructions PyTorch uses"], str)
     assert isinstance(features["AVX512-VNNI"], bool)
+    assert isinstance(features["AVX512-BF16"], bool) and isinstance(features["AMX"], bool)
     if features["AVX512-VNNI"]:
         assert "avx512_vnni" in Path("/proc/cpuinfo").read_text() or not Path("/proc/cpuinfo").exists()
+    if features["AMX"]:
+        assert "amx_tile" in Path("/proc/cpuinfo").read_text() or not Path("/proc/cpuinfo").exists()
+
+
+def test_describe_reads_mkl_and_onednn_verbose_lines():
+    assert _describe("MKL_VERBOSE SGEMM(T,N,4096,64,1024,0x7ffe,0x7fb8,1024) 14.35ms CNR:OFF Dyn:1") == (
+        "MKL",
+        "SGEMM(T,N,4096,64,1024)",
+    )
+    assert _describe("MKL_VERBOSE oneMKL 2024.0 Update 2 Product build 20240605 for Intel(R) 64") is None
+    line = (
+        "onednn_verbose,v1,primitive,exec,cpu,matmul,brg_matmul:avx512_core_bf16,undef,"
+        "src:bf16::blocked:ab::f0 wei:bf16::blocked:ba::f0 dst:bf16::blocked:ab::f0,attr-scratchpad:user,,"
+        "64x1024:1024x4096,2.25"
+    )
+    assert _describe(line) == ("oneDNN", "matmul brg_matmul:avx512_core_bf16 (src bf16, wei bf16, dst bf16)")
+    old_style = (
+        "onednn_verbose,exec,cpu,gemm_api,,undef,"
+        "src_u8::blocked:ab:f0 wei_s8::blocked:ab:f0 dst_s32::blocked:ab:f0,,,64x1024:1024x256,13.7"
+    )
+    assert _describe(old_style) == ("oneDNN", "gemm_api (src u8, wei s8, dst s32)")
+    assert _describe("onednn_verbose,v1,info,cpu,isa:Intel AVX-512") is None
+
+
+def test_library_calls_names_the_library_and_restores_stdout():
+    layer, batch = torch.nn.Linear(256, 512), torch.randn(32, 256)
+    before = os.fstat(1)
+    with torch.inference_mode():
+        calls = library_calls(lambda: layer(batch))
+        assert library_calls(lambda: None) == []
+    after = os.fstat(1)
+    assert (before.st_dev, before.st_ino) == (after.st_dev, after.st_ino)
+    if torch.backends.mkl.is_available():
+        assert [library for library, _ in calls] == ["MKL"] and calls[0][1] == "SGEMM(T,N,512,32,256)"
 
 
 def test_load_int8_quantization_is_quiet_and_restores_logging():

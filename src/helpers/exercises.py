@@ -562,6 +562,45 @@ def _ex_07_3(answer: object) -> tuple[bool, str]:
     return True, "with torch.serialization.safe_globals([RunConfig]): torch.load(path)."
 
 
+def _ex_07_4(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str):
+        return False, "answer with the keyword argument's name, as a string (in quotes)."
+    name = answer.strip()
+    if name == "assign":
+        return (
+            True,
+            "load_state_dict(state, assign=True): the loaded tensors become the parameters, "
+            "so build the optimizer afterwards.",
+        )
+    if name.replace(" ", "") == "assign=True":
+        return False, "almost: answer with the name alone, without =True."
+    if name == "strict":
+        return False, "strict decides whether every key must match; here all keys matched and nothing loaded."
+    if name in ("mmap", "map_location", "weights_only"):
+        return False, "that is an argument of torch.load; the fix is an argument of load_state_dict."
+    return (
+        False,
+        "look at section 7.5: the argument that replaces each parameter instead of copying into it.",
+    )
+
+
+def _ex_07_5(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, bool):
+        return False, "answer with True or False (a bool, not a string or a number)."
+    if answer:
+        return (
+            False,
+            "look at section 7.3: what do PyTorch's own serialization notes say weights_only=True "
+            "does not guard against, even in releases with every published fix?",
+        )
+    return (
+        True,
+        "PyTorch's serialization notes say weights_only=True narrows the surface of remote code execution "
+        "but does not guard against denial of service, and memory corruption might still be possible; "
+        "for untrusted files use a format without code, such as safetensors.",
+    )
+
+
 def _ex_08_1(answer: object) -> tuple[bool, str]:
     if not callable(answer):
         return False, "answer with a function of n, for example lambda n: n**2."
@@ -598,6 +637,30 @@ def _ex_08_3(answer: object) -> tuple[bool, str]:
         True,
         "one thread, so that results compare across machines; pass num_threads to measure your setting.",
     )
+
+
+def _ex_08_4(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with an int (a number of page faults)."
+    if answer == 2**24:
+        return False, "that counts elements: a page holds 4096 bytes, and each float32 takes 4 of them."
+    if answer == 3 * 2**24 * 4 // 4096:
+        return False, "only the result is new memory: a and b were written when they were created."
+    if answer != 2**24 * 4 // 4096:
+        return False, "divide the bytes of the new result by the bytes of a page."
+    return True, "16384: 64 MiB of new result in 4 KiB pages, each faulting on its first write, on every call."
+
+
+def _ex_08_5(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with an int (a number of bytes)."
+    if answer == 12:
+        return False, "a appears twice in the expression but is one tensor: it is read once."
+    if answer == 4:
+        return False, "the result c is written to memory too."
+    if answer != 8:
+        return False, "count the distinct float32 tensors (4 bytes each) that are read or written."
+    return True, "8: a read once, c written once; counting 12 makes the GB/s 1.5 times too high."
 
 
 def _ex_09_1(answer: object) -> tuple[bool, str]:
@@ -652,6 +715,22 @@ def _ex_09_4(answer: object) -> tuple[bool, str]:
     return True, "65280 = 2 x 255 x 128, about twice the 32767 a signed 16-bit integer holds: it saturates."
 
 
+def _ex_09_5(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return False, "answer with an int (a number of units)."
+    if answer in (12224, 12096, -12224):
+        return False, "that is one product; the instruction adds two of them before it stores the sum."
+    if answer in (8192, 8064, 7938):
+        return False, "torchao adds 128 to every activation first: which bytes can they become?"
+    if answer == 24066:
+        return False, "the weights reach -64 as well as 63: which gives the larger magnitude?"
+    if answer == -24448:
+        return False, "the question asks for the magnitude: answer with a positive number."
+    if answer != 24448:
+        return False, "shift -64...63 by 128 for the largest byte, and take the largest weight magnitude."
+    return True, "24448 = 2 x 191 x 64, below 32767: the 16-bit sum cannot saturate."
+
+
 def _ex_10_1(answer: object) -> tuple[bool, str]:
     from helpers.compare import reduction_tolerances
 
@@ -700,11 +779,14 @@ def _ex_10_3(answer: object) -> tuple[bool, str]:
 
 
 def _ex_11_1(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, str) or answer.strip().lower() not in ("device", "dtype"):
-        return False, 'answer "device" or "dtype".'
-    if answer.strip().lower() == "device":
-        return False, "section 11.3: float32 is float32 on either device; what changes the error by 10^9?"
-    return True, "the dtype: float64 on a GPU is as precise as float64 on a CPU."
+    if not isinstance(answer, str) or answer.strip().lower() not in ("matmul", "conv", "convolution"):
+        return False, 'answer "matmul" or "conv".'
+    if answer.strip().lower() == "matmul":
+        return False, "section 11.2: which TF32 setting is on by default, cuda.matmul's or cudnn.conv's?"
+    return True, (
+        "a convolution: torch.backends.cudnn.conv.fp32_precision is 'tf32' by default (cudnn.allow_tf32 "
+        "in the older API), while float32 matrix products keep float32 unless TF32 is switched on."
+    )
 
 
 def _ex_11_2(answer: object) -> tuple[bool, str]:
@@ -743,7 +825,7 @@ def _ex_12_2(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, int) or isinstance(answer, bool):
         return False, "answer with a rank number (an int)."
     if answer != 0:
-        return False, "section 12.4 checks which rank's parameters survive the wrapping."
+        return False, "section 12.5 checks which rank's parameters survive the wrapping."
     return True, "rank 0's: DDP broadcasts them (and the buffers) when it wraps the model."
 
 
@@ -751,8 +833,46 @@ def _ex_12_3(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str):
         return False, "answer with the method's name as a string."
     if answer.strip().rstrip("()") != "set_epoch":
-        return False, "section 12.4, rule 2: the method takes the epoch number."
+        return False, "section 12.5, rule 2: the method takes the epoch number."
     return True, "sampler.set_epoch(epoch): the shuffle is seeded with seed + epoch."
+
+
+def _ex_12_4(answer: object) -> tuple[bool, str]:
+    choices = {2, 3, 4, 6, 8}
+    if not (
+        isinstance(answer, (set, frozenset, list, tuple))
+        and all(isinstance(a, int) and not isinstance(a, bool) for a in answer)
+    ):
+        return False, f"answer with a set of ints chosen from {sorted(choices)}."
+    given = set(answer)
+    if not given <= choices:
+        return False, f"use only these world sizes: {sorted(choices)}."
+    if given & {2, 4, 8}:
+        return False, (
+            "for normal numbers, multiplying by 1/2, 1/4 or 1/8 only changes the exponent: "
+            "section 12.3 has 2 and 4 agree."
+        )
+    if given != {3, 6}:
+        return False, "is 1/world_size a float32 number for every world size left? Try 1/6 = 1/2 * 1/3."
+    return True, (
+        "3 and 6: float32(1/3) and float32(1/6) are rounded, so dividing first rounds differently "
+        "(near overflow or subnormal numbers, 2, 4 and 8 can differ too: section 12.3)."
+    )
+
+
+def _ex_12_5(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str):
+        return False, "answer with the argument's name as a string."
+    name = answer.strip().rstrip("=").strip()
+    if name == "worker_init_fn":
+        return False, "it runs in each worker after seeding; which argument is the base seed drawn from?"
+    if name != "generator":
+        return False, (
+            "section 12.5: the base seed comes from one DataLoader argument, or else the global generator."
+        )
+    return True, (
+        "generator=torch.Generator().manual_seed(seed + rank): the base seed, so each worker's, differs."
+    )
 
 
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
@@ -783,22 +903,29 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "07.1": ("the map_location that loads onto the CPU", _ex_07_1),
     "07.2": ("the prefix torch.compile adds to state_dict keys", _ex_07_2),
     "07.3": ("the torch.serialization function that allows a class within a with block", _ex_07_3),
+    "07.4": ("the name of load_state_dict's keyword argument, as a string", _ex_07_4),
+    "07.5": ("True or False", _ex_07_5),
     "08.1": ("a function of n giving the FLOPs of an n x n matrix product", _ex_08_1),
     "08.2": ("the arithmetic intensity of a + b in float32", _ex_08_2),
     "08.3": ("the number of threads Timer uses by default", _ex_08_3),
+    "08.4": ("the number of page faults of one call", _ex_08_4),
+    "08.5": ("the bytes per element that c = a + a moves", _ex_08_5),
     "09.1": ("the number of intra-op threads", _ex_09_1),
     "09.2": ("the factor by which int8 shrinks float32 weights", _ex_09_2),
     "09.3": ("the context manager that also forbids later autograd use", _ex_09_3),
     "09.4": ("the largest magnitude of a pair of u8 x s8 products", _ex_09_4),
+    "09.5": ("the largest magnitude of a pair of products with reduce_range", _ex_09_5),
     "10.1": ("the rtol for float32 and K = 1024", _ex_10_1),
     "10.2": ('"weights" or "accuracies"', _ex_10_2),
     "10.3": ("a function f(actual, expected) returning True or False", _ex_10_3),
-    "11.1": ('"device" or "dtype"', _ex_11_1),
+    "11.1": ('"matmul" or "conv"', _ex_11_1),
     "11.2": ("the name of torch.load's argument, as a string", _ex_11_2),
     "11.3": ("True or False", _ex_11_3),
     "12.1": ("the number of indices per rank", _ex_12_1),
     "12.2": ("the rank whose parameters DDP broadcasts", _ex_12_2),
     "12.3": ("the DistributedSampler method to call every epoch", _ex_12_3),
+    "12.4": ("a set of the world sizes where dividing first can change the bits", _ex_12_4),
+    "12.5": ("the DataLoader argument that sets the workers' base seed", _ex_12_5),
 }
 
 
