@@ -32,6 +32,8 @@ def test_describe_reads_mkl_and_onednn_verbose_lines():
         "SGEMM(T,N,4096,64,1024)",
     )
     assert _describe("MKL_VERBOSE oneMKL 2024.0 Update 2 Product build 20240605 for Intel(R) 64") is None
+    old_banner = "MKL_VERBOSE Intel(R) MKL 2020.0 Product build 20191122 for Intel(R) 64 architecture"
+    assert _describe(old_banner) is None
     line = (
         "onednn_verbose,v1,primitive,exec,cpu,matmul,brg_matmul:avx512_core_bf16,undef,"
         "src:bf16::blocked:ab::f0 wei:bf16::blocked:ba::f0 dst:bf16::blocked:ab::f0,attr-scratchpad:user,,"

@@ -51,7 +51,9 @@ def cpu_features() -> dict[str, object]:
     }
 
 
-_MKL_CALL = re.compile(r"^MKL_VERBOSE (\w+)\(([^)]*)\)")
+# A routine name and a call-like argument list (at least five fields), so that banners such as
+# "MKL_VERBOSE Intel(R) MKL 2020.0 ..." are not read as calls.
+_MKL_CALL = re.compile(r"^MKL_VERBOSE ([A-Z][A-Z0-9_]*)\(((?:[^,)]*,){4}[^)]*)\)")
 _ONEDNN_OPERAND = re.compile(r"^(src|wei|dst)[:_]([a-z0-9]+)")
 
 
