@@ -21,7 +21,16 @@ out="${1:-.gpu-rehearsal/out}"
 env_dir=.gpu-rehearsal/venv
 cache="${REHEARSAL_CACHE:-$HOME/.cache/fp-course/gpu-machine-wheels}"
 requirements=requirements/gpu-machine.txt
-py312="${REHEARSAL_PYTHON:-$(command -v python3.12 || echo "$HOME/.pyenv/versions/3.12.1/bin/python")}"
+# The first candidate that runs and is 3.12 (a pyenv shim for python3.12 can exist and still fail).
+py312="${REHEARSAL_PYTHON:-}"
+if [ -z "$py312" ]; then
+  for candidate in python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python; do
+    if "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1; then
+      py312=$candidate
+      break
+    fi
+  done
+fi
 
 start=$SECONDS
 stamp="$env_dir/.requirements"
