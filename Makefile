@@ -15,6 +15,7 @@ help:  ## list the targets
 
 # The virtual environment is (re)built when it is missing or the pins change.
 $(STAMP): pyproject.toml requirements/constraints.txt
+	@test -x $(PY) || $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer (its pinned numpy and ipython do); $(PYTHON) is " + sys.version.split()[0] + ". Install a newer one (pyenv, or your system packages) and run, for example: make test PYTHON=python3.11")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c requirements/constraints.txt -e ".[test]"
