@@ -61,10 +61,17 @@ def browser():
     ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+    # Chromium and chromedriver leave profile folders (org.chromium.Chromium.*, scoped_dir*) in the
+    # temp directory: give them their own, removed when the browser has quit.
+    with tempfile.TemporaryDirectory(prefix="fp-course-chromium-", ignore_cleanup_errors=True) as scratch:
+        options.add_argument(f"--user-data-dir={scratch}/profile")
+        service = Service(DRIVER, env={**os.environ, "TMPDIR": scratch})
+        driver = webdriver.Chrome(service=service, options=options)
+        try:
+            driver.set_page_load_timeout(60)
+            yield driver
+        finally:
+            driver.quit()
 
 
 def screenshot_on_failure(driver, name: str, check):
