@@ -8,7 +8,7 @@ JOBS   ?= 2
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-.PHONY: help lab test test-unit test-notebooks test-browser browser docs test-gpu gpu-wheels record-gpu gpu-rehearsal gpu-data test-gpu-data execute nav pins clean
+.PHONY: help lab test test-torch-newest test-unit test-notebooks test-browser browser docs test-gpu gpu-wheels record-gpu gpu-rehearsal gpu-data test-gpu-data execute nav pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
@@ -28,6 +28,19 @@ lab: $(STAMP)  ## set up .venv when missing, then open JupyterLab on notebooks/
 
 test: $(STAMP)  ## set up .venv when missing, then run every test (unit tests and nbval)
 	$(PY) -m pytest -n $(JOBS) --dist loadscope
+
+# The newest torch this project's machines can install (a CUDA build, which runs on a CPU), tried in
+# its own environment with every other package at the tested pins.
+TORCH_NEWEST ?= 2.14.1
+NEWEST := .venv-torch-$(TORCH_NEWEST)
+test-torch-newest:  ## every test again with the newest torch tried here (TORCH_NEWEST), in its own .venv-torch-*
+	@test -x $(NEWEST)/bin/python || $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer")'
+	test -x $(NEWEST)/bin/python || $(PYTHON) -m venv $(NEWEST)
+	grep -v '^torch==' requirements/constraints.txt > $(NEWEST)/constraints.txt
+	$(NEWEST)/bin/python -m pip install --quiet -c $(NEWEST)/constraints.txt -e ".[test]" torch==$(TORCH_NEWEST)
+	$(NEWEST)/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course, torch $(TORCH_NEWEST))" >/dev/null
+	$(NEWEST)/bin/python -c "import matplotlib.pyplot"
+	$(NEWEST)/bin/python -m pytest -n $(JOBS) --dist loadscope
 
 test-unit: $(STAMP)  ## only the helper and repository tests
 	$(PY) -m pytest -n $(JOBS) --dist loadscope tests
