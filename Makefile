@@ -46,7 +46,7 @@ test-unit: $(STAMP)  ## only the helper and repository tests
 	$(PY) -m pytest -n $(JOBS) --dist loadscope tests
 
 test-notebooks: $(STAMP)  ## only nbval over the notebooks
-	$(PY) -m pytest -n $(JOBS) --dist loadscope -p tests.conftest notebooks
+	$(PY) -m pytest -n $(JOBS) --dist loadscope notebooks
 
 test-browser: $(STAMP)  ## only the browser tests (the built site and JupyterLab, in headless Chromium)
 	$(PY) -m pytest -rs tests/test_browser.py

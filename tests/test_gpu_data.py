@@ -157,7 +157,7 @@ def test_no_compared_output_depends_on_whether_gpu_data_ship(tmp_path):
     lessons = sorted(p.relative_to(copy_root).as_posix() for p in gpu_data.notebooks(copy_root))
     lessons = [p for p in lessons if "/solutions/" not in p]
     jobs = str(min(2, os.cpu_count() or 1))
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.conftest", "-n", jobs]
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.pytest_course", "-n", jobs]
     nbval = subprocess.run(
         [*cmd, "--dist", "loadscope", "--color=no", "-q", *lessons],
         cwd=copy_root, env=env, capture_output=True, text=True, timeout=1800,

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import nbformat
 import torch
 
-from tests.conftest import needs_gpu
+from tests.pytest_course import needs_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,7 +41,7 @@ def test_nbval_skips_or_runs_a_gpu_cell(tmp_path):
     nbformat.write(nb, path)
     # Autoloading off and nbval named explicitly: the same on a CPU venv and a GPU image.
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    args = ["-p", "no:cacheprovider", "-p", "nbval.plugin", "-p", "tests.conftest", "--nbval-lax"]
+    args = ["-p", "no:cacheprovider", "-p", "nbval.plugin", "-p", "tests.pytest_course", "--nbval-lax"]
     args += ["--nbval-current-env", "-o", "addopts=", "--rootdir", str(tmp_path), str(path)]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *args],
@@ -57,3 +57,19 @@ def test_nbval_skips_or_runs_a_gpu_cell(tmp_path):
         assert "2 passed" in summary, result.stdout
     else:
         assert "1 passed, 1 skipped" in summary, result.stdout
+
+
+def test_the_plain_nbval_command_skips_gpu_cells_without_cuda():
+    """``pytest --nbval notebooks/…`` as nbval's docs write it: no -p option, the console script."""
+    script = Path(sys.executable).with_name("pytest")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "pytest"]
+    result = subprocess.run(
+        [*command, "--nbval", "-p", "no:cacheprovider", "-p", "no:xdist", "notebooks/00_start_here.ipynb"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    if not torch.cuda.is_available():
+        assert "1 skipped" in result.stdout.strip().splitlines()[-1], result.stdout[-2000:]

@@ -128,7 +128,7 @@ rm -f "$out"/*.tmp
 
 export OMP_NUM_THREADS=$threads
 run_stage nbval "${LIMIT_NBVAL:-330}" "$out/nbval.log" \
-  "$python" tools/gpu.py test --jobs "$jobs" "${allow_cpu[@]}" -- -p tests.conftest --color=no -q -rs \
+  "$python" tools/gpu.py test --jobs "$jobs" "${allow_cpu[@]}" -- -p tests.pytest_course --color=no -q -rs \
   --timeout "${TEST_TIMEOUT:-150}" --nbval-cell-timeout "${CELL_TIMEOUT:-120}" notebooks || failed=1
 
 # shellcheck disable=SC2046  # the file list is meant to split into words

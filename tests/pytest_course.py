@@ -1,4 +1,4 @@
-"""Test-suite configuration shared by the unit tests and nbval.
+"""The course's pytest plugin, shared by the unit tests and nbval (loaded by the top-level conftest.py).
 
 Cells (or whole notebooks) that need CUDA carry the tag ``gpu`` (notebook metadata
 ``{"tags": ["gpu"]}`` for a whole notebook). On a machine without CUDA, nbval's items for them
