@@ -237,8 +237,16 @@ def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
         )[0]
         view = browser.find_element(By.CSS_SELECTOR, ".jp-OutputArea .widget-html-content")
         assert "0.1 as float32" in view.text, view.text[:200]
-        number.send_keys(Keys.CONTROL, "a")
-        number.send_keys("0.5", Keys.ENTER)
+        # Replace the value; Ctrl+A can race the widget's first render, so select with script and
+        # check the field before pressing Enter.
+        for _ in range(5):
+            browser.execute_script("arguments[0].focus(); arguments[0].select();", number)
+            number.send_keys("0.5")
+            if number.get_attribute("value") == "0.5":
+                break
+            time.sleep(0.5)
+        assert number.get_attribute("value") == "0.5", number.get_attribute("value")
+        number.send_keys(Keys.ENTER)
         wait.until(
             lambda d: (
                 "0.5 as float32"
