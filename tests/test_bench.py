@@ -112,3 +112,11 @@ def test_progress_line_comes_and_goes_without_leaving_output():
 def test_progress_prints_nothing_outside_ipython(capsys):
     sweep(lambda n: lambda: None, [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=0.0)
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), -1.0, 0.0])
+def test_time_call_and_sweep_reject_a_non_finite_or_non_positive_min_run_time(bad):
+    with pytest.raises(ValueError, match="min_run_time"):
+        time_call(lambda: None, min_run_time=bad)
+    with pytest.raises(ValueError, match="min_run_time"):
+        sweep(lambda n: lambda: None, [1], work=lambda n: 1.0, min_run_time=bad)

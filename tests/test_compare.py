@@ -122,3 +122,28 @@ def test_compare_with_explicit_tolerances_and_named():
     assert not compare_named({"x": a}, {"x": b}).close
     with pytest.raises(KeyError, match="different tensors"):
         compare_named({"x": a}, {"z": a})
+
+
+def test_compare_float64_opposite_signs_reports_the_exact_ulp_distance():
+    a = torch.tensor([2.0], dtype=torch.float64)
+    c = compare(a, -a)
+    assert c.max_ulp == 2**63 and not c.close
+
+
+def test_compare_rejects_a_value_that_overflows_the_compared_dtype():
+    half = torch.tensor([1.0, 2.0], dtype=torch.float16)
+    big = torch.tensor([1.0, 1e5], dtype=torch.float32)  # 1e5 is above float16's max (65504)
+    with pytest.raises(ValueError, match="expected overflows"):
+        compare(half, big)
+    with pytest.raises(ValueError, match="actual overflows"):
+        compare(big, half)
+
+
+@pytest.mark.parametrize("bad", [math.inf, math.nan, -1.0])
+def test_reduction_tolerances_reject_non_finite_or_negative_scale_and_safety(bad):
+    from helpers.compare import reduction_tolerances
+
+    with pytest.raises(ValueError, match="scale"):
+        reduction_tolerances(torch.float32, 4, scale=bad)
+    with pytest.raises(ValueError, match="safety"):
+        reduction_tolerances(torch.float32, 4, safety=bad)

@@ -625,3 +625,61 @@ def test_tf32_linear_errors_are_at_tf32_level_and_other_dtypes_are_refused():
         assert 2.0**-16 < rel < 2.0**-9                  # TF32's u is 2^-11: far above float32's 2^-24
     with pytest.raises(TypeError, match="float32"):
         tf32_linear(x.detach().double(), w.detach().double())
+
+
+# --- float64 ULP distances beyond int64, and sums whose partial sums overflow ----------------
+
+
+def test_ulp_distance_float64_opposite_signs_does_not_wrap():
+    from helpers.floats import ULP_DISTANCE_CAP, max_ulp_distance
+
+    a, b = torch.tensor([2.0], dtype=torch.float64), torch.tensor([-2.0], dtype=torch.float64)
+    exact = 2 * 0x4000_0000_0000_0000  # 2.0's bits are 0x4000...; the distance is 2**63
+    assert ulp_distance(a, b).item() == ULP_DISTANCE_CAP  # saturates, never negative
+    assert ulp_distance(b, a).item() == ULP_DISTANCE_CAP
+    assert max_ulp_distance(a, b) == exact
+    big = torch.tensor([1.7e308], dtype=torch.float64)
+    assert max_ulp_distance(big, -big) == 2 * big.view(torch.int64).item()
+    # distances that fit are unchanged, also across zero
+    tiny = torch.tensor([5e-324], dtype=torch.float64)
+    assert ulp_distance(tiny, -tiny).item() == 2 and max_ulp_distance(tiny, -tiny) == 2
+
+
+def test_ulp_distance_narrow_dtypes_unchanged_across_signs():
+    from helpers.floats import max_ulp_distance
+
+    narrow = [(torch.float32, torch.int32), (torch.float16, torch.int16), (torch.bfloat16, torch.int16)]
+    for dtype, int_dtype in narrow:
+        a, b = torch.tensor([2.0], dtype=dtype), torch.tensor([-2.0], dtype=dtype)
+        expected = 2 * a.view(int_dtype).item()
+        assert ulp_distance(a, b).item() == expected and max_ulp_distance(a, b) == expected
+
+
+f64 = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(f64, f64), min_size=1, max_size=8))
+def test_max_ulp_distance_matches_python_int_arithmetic(pairs):
+    from helpers.floats import ULP_DISTANCE_CAP, max_ulp_distance
+
+    a = torch.tensor([p[0] for p in pairs], dtype=torch.float64)
+    b = torch.tensor([p[1] for p in pairs], dtype=torch.float64)
+
+    def ordinal(v):
+        i = int(torch.tensor(v, dtype=torch.float64).view(torch.int64))
+        m = i & 0x7FFF_FFFF_FFFF_FFFF
+        return -m if i < 0 else m
+
+    exact = [abs(ordinal(x) - ordinal(y)) for x, y in pairs]
+    assert max_ulp_distance(a, b) == max(exact)
+    assert ulp_distance(a, b).tolist() == [min(d, ULP_DISTANCE_CAP) for d in exact]
+
+
+def test_sum_exact_survives_an_intermediate_overflow():
+    x = torch.tensor([1e308, 1e308, -1e308], dtype=torch.float64)
+    assert sum_exact(x).item() == 1e308
+    rows = torch.tensor([[1e308, 1e308, -1e308], [1.0, 2.0, 3.0]], dtype=torch.float64)
+    assert sum_exact(rows).tolist() == [1e308, 6.0]
+    with pytest.raises(OverflowError):  # the exact sum itself is too large
+        sum_exact(torch.tensor([1e308, 1e308], dtype=torch.float64))

@@ -107,3 +107,13 @@ def test_tensor_places_lists_parameters_gradients_and_buffers():
     assert {r[3] for r in tensor_places(bn).rows if r[0] != "num_batches_tracked"} == {torch.float64}
     with pytest.raises(TypeError):
         tensor_places(torch.ones(1))
+
+
+def test_move_keeps_a_defaultdict_and_its_default_factory():
+    from collections import defaultdict
+
+    data = defaultdict(list, {"a": torch.ones(2)})
+    moved = move(data, "meta", torch.float64)
+    assert type(moved) is defaultdict and moved.default_factory is list
+    assert moved["a"].device.type == "meta" and moved["a"].dtype == torch.float64
+    assert moved["missing"] == []

@@ -8,6 +8,7 @@ not of the launch. Introduced in lesson ``08_cpu_vs_gpu_performance``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,11 @@ class Timing:
         return self.iqr / self.median if self.median > 0 else float("inf")
 
 
+def _check_min_run_time(min_run_time: float) -> None:
+    if not (min_run_time > 0 and math.isfinite(min_run_time)):
+        raise ValueError(f"min_run_time must be positive and finite, got {min_run_time}")
+
+
 def time_call(fn: Callable[[], object], min_run_time: float = 0.2, threads: int | None = None) -> Timing:
     """Time ``fn()`` with ``torch.utils.benchmark.Timer.blocked_autorange``.
 
@@ -42,8 +48,7 @@ def time_call(fn: Callable[[], object], min_run_time: float = 0.2, threads: int 
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, not {type(fn).__name__}")
-    if not min_run_time > 0:
-        raise ValueError(f"min_run_time must be positive, got {min_run_time}")
+    _check_min_run_time(min_run_time)
     timer = benchmark.Timer(
         stmt="fn()",
         globals={"fn": fn},
@@ -127,6 +132,7 @@ def sweep(
     """
     if len(sizes) == 0:
         raise ValueError("sizes is empty")
+    _check_min_run_time(min_run_time)
     progress = _Progress(len(sizes), progress_after)
     points = []
     for i, size in enumerate(sizes):

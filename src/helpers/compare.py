@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from helpers.floats import FORMATS, _check_tensor, ulp_distance
+from helpers.floats import FORMATS, _check_tensor, max_ulp_distance
 from helpers.tables import Table
 
 __all__ = [
@@ -113,6 +113,11 @@ def compare(
         raise ValueError("compare needs finite values: a tensor holds NaN or inf")
     dtype = max((actual.dtype, expected.dtype), key=lambda d: torch.finfo(d).eps)
     a, e = actual.to(dtype), expected.to(dtype)
+    for name, after in (("actual", a), ("expected", e)):
+        if not torch.isfinite(after).all():
+            raise ValueError(
+                f"compare needs finite values: {name} overflows {dtype} (the dtype it is compared in)"
+            )
     diff = (a.double() - e.double()).abs()
     rel = diff / e.double().abs()
     rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
@@ -128,7 +133,7 @@ def compare(
         numel=a.numel(),
         max_abs_error=float(diff.max()),
         max_rel_error=float(rel.max()),
-        max_ulp=int(ulp_distance(a, e).max()),
+        max_ulp=max_ulp_distance(a, e),
         frac_bitwise_equal=float((a == e).double().mean()),
         rtol=rtol,
         atol=atol,
@@ -150,8 +155,10 @@ def reduction_tolerances(
     default_rtol, _ = default_tolerances(dtype)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
-    if not (scale > 0 and safety > 0):
-        raise ValueError("scale and safety must be positive")
+    if not (scale > 0 and math.isfinite(scale)):
+        raise ValueError(f"scale must be positive and finite, got {scale!r}")
+    if not (safety > 0 and math.isfinite(safety)):
+        raise ValueError(f"safety must be positive and finite, got {safety!r}")
     u = torch.finfo(dtype).eps / 2
     rtol = max(default_rtol, safety * u * math.sqrt(k))
     return rtol, rtol * scale

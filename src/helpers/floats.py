@@ -27,6 +27,7 @@ __all__ = [
     "gamma",
     "matmul_error",
     "matmul_error_bound",
+    "max_ulp_distance",
     "random_float32",
     "round_mantissa",
     "round_to_format",
@@ -40,6 +41,7 @@ __all__ = [
     "ulp",
     "ulp_distance",
     "unit_roundoff",
+    "ULP_DISTANCE_CAP",
 ]
 
 # dtype -> (exponent bits, explicit mantissa bits, integer dtype of the same width)
@@ -235,7 +237,10 @@ def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """How many representable values lie between each pair of elements (0 means equal, -0.0 == 0.0).
 
     Both tensors must have the same float dtype and shape (broadcasting is not applied, to catch
-    mistakes); NaNs raise ``ValueError``. Returns int64. Introduced in lesson 01.
+    mistakes); NaNs raise ``ValueError``. Returns int64. In float64 the distance between values of
+    opposite sign can exceed int64 (up to about ``2**64``); such distances saturate at
+    ``2**63 - 1`` (``ULP_DISTANCE_CAP``) instead of wrapping round. :func:`max_ulp_distance` gives
+    the exact largest distance as a Python int. Introduced in lesson 01.
     """
     a, b = _check_tensor(a, "a"), _check_tensor(b, "b")
     if a.dtype != b.dtype:
@@ -246,7 +251,44 @@ def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     a, b = a.detach().cpu(), b.detach().cpu()
     if torch.isnan(a).any() or torch.isnan(b).any():
         raise ValueError("ulp_distance is undefined for NaN")
-    return (_ordinal(a) - _ordinal(b)).abs()
+    oa, ob = _ordinal(a), _ordinal(b)
+    if a.dtype != torch.float64:
+        return (oa - ob).abs()
+    # Each ordinal's magnitude is below 2**63, but for opposite signs their sum may not be.
+    opposite = ((oa > 0) & (ob < 0)) | ((oa < 0) & (ob > 0))
+    ma, mb = oa.abs(), ob.abs()
+    overflow = opposite & (ma > ULP_DISTANCE_CAP - mb)
+    dist = torch.where(opposite, ma + mb, (oa - ob).abs())  # wrapped values are replaced below
+    return torch.where(overflow, torch.full_like(dist, ULP_DISTANCE_CAP), dist)
+
+
+ULP_DISTANCE_CAP = 2**63 - 1
+
+
+def max_ulp_distance(a: torch.Tensor, b: torch.Tensor) -> int:
+    """The largest :func:`ulp_distance` between ``a`` and ``b``, exactly, as a Python int.
+
+    Unlike :func:`ulp_distance` it does not saturate: float64 distances above ``2**63 - 1`` are
+    returned exactly. Same checks as :func:`ulp_distance`; empty tensors give 0. Introduced in
+    lesson 01.
+    """
+    ulp_distance(a, b)  # the checks
+    a, b = a.detach().cpu(), b.detach().cpu()
+    oa, ob = _ordinal(a).flatten(), _ordinal(b).flatten()
+    opposite = ((oa > 0) & (ob < 0)) | ((oa < 0) & (ob > 0))
+    best = 0
+    same = ~opposite
+    if same.any():
+        best = int((oa[same] - ob[same]).abs().max())
+    if opposite.any():
+        ma, mb = oa[opposite].abs(), ob[opposite].abs()
+        # |a| + |b| as hi * 2**32 + lo with 0 <= lo < 2**32, so nothing overflows int64.
+        lo = (ma & 0xFFFF_FFFF) + (mb & 0xFFFF_FFFF)
+        hi = (ma >> 32) + (mb >> 32) + (lo >> 32)
+        lo = lo & 0xFFFF_FFFF
+        top = hi.max()
+        best = max(best, int(top) * 2**32 + int(lo[hi == top].max()))
+    return best
 
 
 def correctly_rounded_float32(approx: torch.Tensor, margin: int = 4) -> tuple[torch.Tensor, torch.Tensor]:
@@ -607,4 +649,21 @@ def sum_exact(x: torch.Tensor) -> torch.Tensor:
     if not torch.isfinite(x).all():
         raise ValueError("sum_exact needs finite values (the tensor holds inf or NaN)")
     rows = x.double().reshape(-1, x.shape[-1]).tolist()
-    return torch.tensor([math.fsum(r) for r in rows], dtype=torch.float64).reshape(x.shape[:-1])
+    return torch.tensor([_fsum(r) for r in rows], dtype=torch.float64).reshape(x.shape[:-1])
+
+
+def _fsum(row: list[float]) -> float:
+    """``math.fsum``, falling back to exact rational arithmetic when a partial sum overflows.
+
+    ``math.fsum([1e308, 1e308, -1e308])`` raises ``OverflowError`` although the exact sum is
+    representable; ``float(Fraction)`` rounds correctly and raises ``OverflowError`` only if the
+    exact sum itself is too large for float64.
+    """
+    try:
+        return math.fsum(row)
+    except OverflowError:
+        total = sum((Fraction(v) for v in row), Fraction(0))
+        try:
+            return float(total)
+        except OverflowError:
+            raise OverflowError("the exact sum is too large for float64") from None

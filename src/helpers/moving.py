@@ -6,6 +6,7 @@ Introduced in lesson ``06_moving_models``; lesson 07 (checkpoints) uses both.
 from __future__ import annotations
 
 import dataclasses
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,6 +32,8 @@ def move(obj: Any, device: str | torch.device | None = None, dtype: torch.dtype 
     if isinstance(obj, torch.Tensor):
         cast = dtype if dtype is not None and (obj.is_floating_point() or obj.is_complex()) else None
         return obj.to(device=device, dtype=cast)
+    if isinstance(obj, defaultdict):
+        return type(obj)(obj.default_factory, {k: move(v, device, dtype) for k, v in obj.items()})
     if isinstance(obj, Mapping):
         return type(obj)({k: move(v, device, dtype) for k, v in obj.items()})  # type: ignore[call-arg]
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a named tuple
