@@ -11,11 +11,23 @@ from dataclasses import dataclass
 
 import torch
 
-from helpers.floats import FORMATS, _check_tensor, max_ulp_distance
+from helpers._validate import (
+    check_bool,
+    check_dtype,
+    check_int,
+    check_mapping,
+    check_real,
+    check_sequence,
+    check_str,
+    check_tensor,
+    describe,
+)
+from helpers.floats import FORMATS, max_ulp_distance
 from helpers.tables import Table
 
 __all__ = [
     "Comparison",
+    "NameMismatchError",
     "NamedComparison",
     "compare",
     "compare_named",
@@ -32,19 +44,61 @@ _DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 }
 
 
+_FORMAT_NAMES = "float16, bfloat16, float32, float64"
+
+#: Bounds on :class:`Comparison`'s counts: no tensor has 2**63 elements, and no two float64
+#: values are more than 2**64 ULPs apart.
+_MAX_NUMEL = 2**63 - 1
+_MAX_ULP = 2**64
+
+#: The largest ``k`` :func:`reduction_tolerances` accepts: 2**53 terms, far more than any tensor
+#: sums, and the last count a float64 holds exactly.
+MAX_REDUCTION_TERMS = 2**53
+
+
+class NameMismatchError(KeyError, ValueError):
+    """Raised by :func:`compare_named` when the two mappings do not name the same tensors.
+
+    A ``KeyError`` (a name is missing) and a ``ValueError`` (a bad argument) at once; its message
+    is shown as written, not quoted as a plain ``KeyError``'s would be.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def default_tolerances(dtype: torch.dtype) -> tuple[float, float]:
     """``(rtol, atol)`` that ``torch.testing.assert_close`` uses by default for ``dtype``.
 
     Introduced in lesson 01; lesson 03 explains where they come from.
+
+    Raises:
+        TypeError: ``dtype`` is not a ``torch.dtype``, or is not one of float16, bfloat16,
+            float32 and float64.
     """
+    check_dtype(dtype, "dtype")
     if dtype not in _DEFAULT_TOLERANCES:
-        raise TypeError(f"no default tolerances for {dtype}; use a floating dtype")
+        raise TypeError(f"no default tolerances for dtype {dtype}; use a floating dtype: {_FORMAT_NAMES}")
     return _DEFAULT_TOLERANCES[dtype]
+
+
+def _check_count(value: object, name: str, low: int, high: int) -> int:
+    """An int in [low, high]; one too large is described by its size (its digits may not print)."""
+    number = check_int(value, name, min=low)
+    if number > high:
+        raise ValueError(f"{name} must be at most {high}, got a {number.bit_length()}-bit integer")
+    return number
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """How far apart two tensors are, by several measures. Introduced in lesson 01."""
+    """How far apart two tensors are, by several measures. Introduced in lesson 01.
+
+    ``max_abs_error`` and ``max_rel_error`` may be ``inf`` (never NaN): the difference of two
+    finite float64 values can overflow float64 (``1e308`` against ``-1e308``), and then the
+    tensors are not close. ``numel`` is below ``2**63`` and ``max_ulp`` at most ``2**64`` (the
+    most a tensor can hold, and the widest ULP distance between two float64 values).
+    """
 
     dtype: torch.dtype
     numel: int
@@ -56,13 +110,38 @@ class Comparison:
     atol: float
     close: bool
 
+    def __post_init__(self) -> None:
+        """Check the fields (normally :func:`compare` fills them in).
+
+        Raises:
+            TypeError, ValueError: a field of the wrong kind or out of range, named in the message.
+        """
+        dtype = check_dtype(self.dtype, "dtype")
+        if dtype not in FORMATS:
+            raise ValueError(f"dtype {dtype} is not a format compare works on; use one of: {_FORMAT_NAMES}")
+        _check_count(self.numel, "numel", 1, _MAX_NUMEL)
+        max_abs_error = check_real(self.max_abs_error, "max_abs_error", min=0.0, finite=False)
+        check_real(self.max_rel_error, "max_rel_error", min=0.0, finite=False)
+        _check_count(self.max_ulp, "max_ulp", 0, _MAX_ULP)
+        check_real(self.frac_bitwise_equal, "frac_bitwise_equal", min=0.0, max=1.0)
+        check_real(self.rtol, "rtol", min=0.0)
+        check_real(self.atol, "atol", min=0.0)
+        close = check_bool(self.close, "close")
+        if close and math.isinf(max_abs_error):
+            raise ValueError("close must be False when max_abs_error is inf: no finite tolerance covers it")
+
     @property
     def bitwise_equal(self) -> bool:
         """True when every element has the same bits (``-0.0`` and ``0.0`` count as equal)."""
         return self.frac_bitwise_equal == 1.0
 
     def table(self, title: str = "Comparison") -> Table:
-        """The measures as a :class:`helpers.tables.Table`."""
+        """The measures as a :class:`helpers.tables.Table`.
+
+        Raises:
+            TypeError: ``title`` is not a str.
+        """
+        check_str(title, "title")
         name = str(self.dtype).replace("torch.", "")
         return Table(
             ["measure", "value"],
@@ -86,34 +165,51 @@ class Comparison:
         return self.table()._repr_html_()
 
 
-def compare(
-    actual: torch.Tensor, expected: torch.Tensor, rtol: float | None = None, atol: float | None = None
-) -> Comparison:
-    """Measure how far ``actual`` is from ``expected``.
+def _check_tolerance(value: object, name: str) -> float:
+    """``rtol`` or ``atol``: a non-negative finite real, as a float."""
+    return check_real(value, name, min=0.0)
 
-    Both are copied to the CPU and compared in the less precise of their two dtypes, which is
-    also the dtype whose ``assert_close`` default tolerances give the verdict unless ``rtol`` and
-    ``atol`` are given (both or neither). Errors are computed in float64. Shapes must match
-    exactly; NaN or inf raise ``ValueError``. Introduced in lesson 01; lesson 10 passes tolerances.
-    """
-    if (rtol is None) != (atol is None):
-        raise ValueError("give both rtol and atol, or neither")
-    actual, expected = _check_tensor(actual, "actual"), _check_tensor(expected, "expected")
-    for name, t in (("actual", actual), ("expected", expected)):
-        if t.dtype not in FORMATS:
-            raise TypeError(
-                f"{name} has dtype {t.dtype}; compare works on float16, bfloat16, float32, float64"
-            )
+
+def _check_compared(value: object, name: str) -> torch.Tensor:
+    """One side of a comparison: a dense tensor of a floating format, holding values (not on meta)."""
+    t = check_tensor(value, name)
+    if t.is_nested:
+        raise TypeError(
+            f"{name} is a nested tensor (layout {t.layout}); compare works on dense tensors: "
+            "compare its components one by one, or pad it with torch.nested.to_padded_tensor"
+        )
+    if t.dtype not in FORMATS:
+        raise TypeError(f"{name} has dtype {t.dtype}; compare works on {_FORMAT_NAMES}")
+    if t.layout != torch.strided:
+        raise TypeError(f"{name} must be a dense tensor, got layout {t.layout}; call .to_dense() first")
+    if t.device.type == "meta":
+        raise ValueError(f"{name} is on the meta device: it holds no values to compare")
+    return t
+
+
+def _compare(
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    rtol: float | None,
+    atol: float | None,
+    names: tuple[str, str] = ("actual", "expected"),
+) -> Comparison:
+    """:func:`compare` on checked tensors and tolerances; ``names`` are used in the errors."""
     if actual.shape != expected.shape:
-        raise ValueError(f"shape mismatch: actual {tuple(actual.shape)} vs expected {tuple(expected.shape)}")
+        raise ValueError(
+            f"shape mismatch: {names[0]} {tuple(actual.shape)} vs {names[1]} {tuple(expected.shape)}; "
+            "compare does not broadcast"
+        )
     if actual.numel() == 0:
-        raise ValueError("nothing to compare: the tensors are empty")
+        shape = tuple(actual.shape)
+        raise ValueError(f"nothing to compare: {names[0]} and {names[1]} are empty (shape {shape})")
     actual, expected = actual.detach().cpu(), expected.detach().cpu()
-    if not (torch.isfinite(actual).all() and torch.isfinite(expected).all()):
-        raise ValueError("compare needs finite values: a tensor holds NaN or inf")
+    for name, t in zip(names, (actual, expected), strict=True):
+        if not torch.isfinite(t).all():
+            raise ValueError(f"compare needs finite values: {name} holds NaN or inf")
     dtype = max((actual.dtype, expected.dtype), key=lambda d: torch.finfo(d).eps)
     a, e = actual.to(dtype), expected.to(dtype)
-    for name, after in (("actual", a), ("expected", e)):
+    for name, after in zip(names, (a, e), strict=True):
         if not torch.isfinite(after).all():
             raise ValueError(
                 f"compare needs finite values: {name} overflows {dtype} (the dtype it is compared in)"
@@ -121,7 +217,7 @@ def compare(
     diff = (a.double() - e.double()).abs()
     rel = diff / e.double().abs()
     rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
-    if rtol is None:
+    if rtol is None or atol is None:
         rtol, atol = default_tolerances(dtype)
     try:
         torch.testing.assert_close(a, e, rtol=rtol, atol=atol)
@@ -137,8 +233,35 @@ def compare(
         frac_bitwise_equal=float((a == e).double().mean()),
         rtol=rtol,
         atol=atol,
-        close=close,
+        close=close and bool(torch.isfinite(diff).all()),
     )
+
+
+def compare(
+    actual: torch.Tensor, expected: torch.Tensor, rtol: float | None = None, atol: float | None = None
+) -> Comparison:
+    """Measure how far ``actual`` is from ``expected``.
+
+    Both are copied to the CPU and compared in the less precise of their two dtypes, which is
+    also the dtype whose ``assert_close`` default tolerances give the verdict unless ``rtol`` and
+    ``atol`` are given (both or neither; non-negative finite numbers). Errors are computed in
+    float64. Shapes must match exactly (there is no broadcasting). Where the difference of two
+    finite float64 values overflows (``1e308`` against ``-1e308``) the errors are ``inf`` and the
+    tensors are not close. Introduced in lesson 01; lesson 10 passes tolerances.
+
+    Raises:
+        TypeError: a tensor is not a dense tensor of float16, bfloat16, float32 or float64 (a
+            sparse or nested tensor is refused), or a tolerance is not a real number.
+        ValueError: the shapes differ, the tensors are empty or hold NaN or inf (or overflow the
+            dtype they are compared in), only one of ``rtol`` and ``atol`` is given, or a
+            tolerance is negative or not finite.
+    """
+    if (rtol is None) != (atol is None):
+        raise ValueError("give both rtol and atol, or neither")
+    if rtol is not None:
+        rtol, atol = _check_tolerance(rtol, "rtol"), _check_tolerance(atol, "atol")
+    actual, expected = _check_compared(actual, "actual"), _check_compared(expected, "expected")
+    return _compare(actual, expected, rtol, atol)
 
 
 def reduction_tolerances(
@@ -151,16 +274,29 @@ def reduction_tolerances(
     leaves room above the typical case. ``atol = rtol * scale``, where ``scale`` is a typical
     magnitude of the results, so that entries near zero (where a relative error means little)
     are judged on the scale of the others. Introduced in lesson 10.
+
+    ``k`` is at most ``MAX_REDUCTION_TERMS`` (2**53: more terms than any tensor sums, and the
+    last count a float64 holds exactly).
+
+    Raises:
+        TypeError: ``dtype`` is not a floating dtype, or ``k``, ``scale`` or ``safety`` is not a
+            number (``k`` an int).
+        ValueError: ``k`` is below 1 or above ``MAX_REDUCTION_TERMS``, ``scale`` or ``safety`` is
+            not positive and finite, or they are so large that ``rtol`` or ``atol`` overflows.
     """
     default_rtol, _ = default_tolerances(dtype)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive int, got {k!r}")
-    if not (scale > 0 and math.isfinite(scale)):
-        raise ValueError(f"scale must be positive and finite, got {scale!r}")
-    if not (safety > 0 and math.isfinite(safety)):
-        raise ValueError(f"safety must be positive and finite, got {safety!r}")
+    k = _check_count(k, "k", 1, MAX_REDUCTION_TERMS)
+    scale = check_real(scale, "scale", positive=True)
+    safety = check_real(safety, "safety", positive=True)
     u = torch.finfo(dtype).eps / 2
     rtol = max(default_rtol, safety * u * math.sqrt(k))
+    if not math.isfinite(rtol):
+        raise ValueError(f"safety={safety:g} is too large: rtol = safety * u * sqrt(k) overflows")
+    if not math.isfinite(rtol * scale):
+        raise ValueError(
+            f"scale={scale:g} is too large for rtol={rtol:g} (from safety={safety:g} and k={k}): "
+            "atol = rtol * scale overflows"
+        )
     return rtol, rtol * scale
 
 
@@ -169,6 +305,15 @@ class NamedComparison:
     """Comparisons of several named tensors (a model's outputs and gradients, say). Lesson 10."""
 
     comparisons: dict[str, Comparison]
+
+    def __post_init__(self) -> None:
+        """Check that ``comparisons`` maps names (str) to :class:`Comparison` results, at least one.
+
+        Raises:
+            TypeError: it is not a mapping, a key is not a str, or a value is not a Comparison.
+            ValueError: it is empty (with nothing compared, ``close`` would mean nothing).
+        """
+        check_mapping(self.comparisons, "comparisons", nonempty=True, value_check=_check_comparison)
 
     @property
     def close(self) -> bool:
@@ -180,6 +325,12 @@ class NamedComparison:
         return all(c.bitwise_equal for c in self.comparisons.values())
 
     def table(self, title: str = "Comparison by tensor") -> Table:
+        """One row per named tensor, as a :class:`helpers.tables.Table`.
+
+        Raises:
+            TypeError: ``title`` is not a str.
+        """
+        check_str(title, "title")
         rows = [
             (
                 name,
@@ -203,20 +354,61 @@ class NamedComparison:
         return self.table()._repr_html_()
 
 
+def _check_comparison(value: object, name: str) -> Comparison:
+    if not isinstance(value, Comparison):
+        raise TypeError(f"{name} must be a Comparison (what compare returns), got {describe(value)}")
+    return value
+
+
+def _check_tolerance_pair(value: object, name: str) -> tuple[float, float]:
+    """``(rtol, atol)``: a list or tuple of two non-negative finite reals."""
+    rtol, atol = check_sequence(value, name, length=2, item_check=_check_tolerance)
+    return rtol, atol
+
+
 def compare_named(
     actual: Mapping[str, torch.Tensor],
     expected: Mapping[str, torch.Tensor],
     tolerances: Mapping[str, tuple[float, float]] | None = None,
 ) -> NamedComparison:
-    """:func:`compare` for each name that both mappings hold; ``tolerances`` maps a name to
-    ``(rtol, atol)`` (default: the dtype's ``assert_close`` defaults). Introduced in lesson 10.
+    """:func:`compare` for each named tensor; ``actual`` and ``expected`` must name the same ones.
+
+    ``tolerances`` maps a name to ``(rtol, atol)``, two non-negative finite numbers; a name it
+    leaves out is judged by its dtype's ``assert_close`` defaults. Both mappings (every tensor's
+    kind and dtype) and the whole tolerance map are checked before anything is compared.
+    Introduced in lesson 10.
+
+    Raises:
+        NameMismatchError: (a ``KeyError`` and a ``ValueError``) ``actual`` and ``expected`` do
+            not hold the same names.
+        TypeError, ValueError: a mapping, name, tensor or tolerance is malformed (the message
+            names it, for example ``tolerances['fc.weight'][0]``), or :func:`compare` refuses a
+            pair of tensors (the message names them, for example ``actual['output']``).
     """
+    actual = check_mapping(actual, "actual", value_check=_check_compared)
+    expected = check_mapping(expected, "expected", value_check=_check_compared)
     if set(actual) != set(expected):
-        missing = sorted(set(actual) ^ set(expected))
-        raise KeyError(f"the two sides name different tensors: {missing}")
-    tolerances = tolerances or {}
+        only_actual = sorted(set(actual) - set(expected))
+        only_expected = sorted(set(expected) - set(actual))
+        parts = [
+            f"{', '.join(map(repr, names))} only in {side}"
+            for names, side in ((only_actual, "actual"), (only_expected, "expected"))
+            if names
+        ]
+        raise NameMismatchError(f"actual and expected name different tensors: {'; '.join(parts)}")
+    if not expected:
+        raise ValueError("actual and expected are empty: nothing to compare")
+    if tolerances is None:
+        tolerances = {}
+    tolerances = check_mapping(tolerances, "tolerances", value_check=_check_tolerance_pair)
+    for name in tolerances:
+        if name not in expected:
+            raise ValueError(
+                f"tolerances[{name!r}] names no tensor; the tensors are {', '.join(map(repr, expected))}"
+            )
     out = {}
     for name in expected:
         rtol, atol = tolerances.get(name, (None, None))
-        out[name] = compare(actual[name], expected[name], rtol=rtol, atol=atol)
+        names = (f"actual[{name!r}]", f"expected[{name!r}]")
+        out[name] = _compare(actual[name], expected[name], rtol, atol, names=names)
     return NamedComparison(out)

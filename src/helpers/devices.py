@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import torch
 
+from helpers._validate import check_device, check_module, describe
 from helpers.tables import Table
 
 __all__ = [
@@ -45,28 +46,49 @@ def best_device(prefer: str | torch.device | None = None) -> torch.device:
     """Return the device lessons should use: CUDA, then MPS, then the CPU.
 
     ``prefer`` overrides the choice (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``); asking for a
-    device this machine does not have raises ``ValueError`` rather than silently falling back.
+    device this machine does not have raises ``ValueError`` rather than silently falling back, as
+    do a name torch does not know and a device type other than those three. A ``prefer`` that is
+    neither a str, a ``torch.device`` nor None raises ``TypeError``.
     Introduced in ``00_start_here``.
     """
     if prefer is None:
         return torch.device(available_devices()[0])
     if not isinstance(prefer, (str, torch.device)):
-        raise TypeError(f"prefer must be a str, a torch.device or None, not {type(prefer).__name__}")
-    try:
-        device = torch.device(prefer)
-    except RuntimeError as exc:
-        raise ValueError(f"{prefer!r} is not a device name PyTorch understands") from exc
+        raise TypeError(f"prefer must be a str, a torch.device or None, got {describe(prefer)}")
+    device = check_device(prefer, "prefer")
     if device.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device type {device.type!r} is not one this course supports (cpu, cuda, mps)")
-    if device.type not in available_devices():
         raise ValueError(
-            f"{device.type!r} was requested but is not available on this machine; "
+            f"prefer: device type {device.type!r} is not one this course supports (cpu, cuda, mps)"
+        )
+    return _check_available(device, "prefer")
+
+
+def _check_available(device: torch.device, name: str) -> torch.device:
+    """``device`` itself, unless it is a device this machine lacks (``ValueError``).
+
+    ``"cpu"`` and ``"meta"`` are always there; CUDA and MPS are checked as :func:`available_devices`
+    sees them. Any other type (``"xpu"``, ``"ipu"``, ``"lazy"``, ``"privateuseone"``, ...) must
+    hold an empty tensor: torch's errors for one it lacks differ by type (``AssertionError``,
+    ``NotImplementedError``, ``ModuleNotFoundError``, ...), so all are turned into a ``ValueError``.
+    """
+    if device.type in ("cuda", "mps") and device.type not in available_devices():
+        raise ValueError(
+            f"{name}: {device.type!r} was requested but is not available on this machine; "
             f"available: {', '.join(available_devices())}"
         )
     if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
         raise ValueError(
-            f"{device} was requested but this machine has {torch.cuda.device_count()} CUDA device(s)"
+            f"{name}: {device} was requested but this machine has {torch.cuda.device_count()} CUDA device(s)"
         )
+    if device.type not in ("cpu", "meta", "cuda", "mps"):
+        try:
+            torch.empty(0, device=device)
+        except Exception as exc:  # each backend fails its own way when torch lacks it
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0][:120]
+            raise ValueError(
+                f"{name}: {device} was requested but this torch cannot use it here ({reason}); "
+                f"available: {', '.join(available_devices())}"
+            ) from None
     return device
 
 
@@ -226,9 +248,8 @@ def module_devices(module: torch.nn.Module) -> set[torch.device]:
 
     A module has no ``.device`` attribute because its tensors may sit on several devices; an
     empty set means it has no parameters or buffers. Introduced in ``00_start_here``, used in
-    lesson 06.
+    lesson 06. Raises ``TypeError`` unless ``module`` is a ``torch.nn.Module``.
     """
-    if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"module_devices expects a torch.nn.Module, not {type(module).__name__}")
+    check_module(module, "module")
     tensors = list(module.parameters()) + list(module.buffers())
     return {t.device for t in tensors}

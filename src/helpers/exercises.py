@@ -1,16 +1,23 @@
 """Self-checking exercises: ``check("01.1", answer)`` says whether an answer is right, and why not.
 
-A wrong answer gets a message that points at the idea to revisit, never just ``False``.
-Introduced in lesson ``01_floating_point_non_associativity``.
+A wrong answer gets a message that points at the idea to revisit, never just ``False``. An
+answer is a learner's attempt, so anything at all may arrive (a wrong type, NaN, a tensor of
+the wrong shape, a function that raises): :func:`check` answers it with a :class:`Verdict`,
+never an exception. Only an unknown exercise id is an error. Introduced in lesson
+``01_floating_point_non_associativity``.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
+
+from helpers._validate import check_int, check_str, describe
 
 __all__ = ["Verdict", "batch_invariance_failures", "check", "exercise_ids"]
 
@@ -22,6 +29,12 @@ class Verdict:
     exercise: str
     ok: bool | None
     message: str
+
+    def __post_init__(self) -> None:
+        check_str(self.exercise, "exercise")
+        if self.ok is not None and not isinstance(self.ok, bool):
+            raise TypeError(f"ok must be True, False or None, got {describe(self.ok)}")
+        check_str(self.message, "message")
 
     def __str__(self) -> str:
         label = {True: "Correct", False: "Not yet", None: "Not answered yet"}[self.ok]
@@ -39,6 +52,32 @@ def _f32(value: float) -> torch.Tensor:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _as_float(value: int | float) -> float:
+    """A Python number as a float; an int too large for one becomes +-inf (never OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _truth(value: object) -> bool | None:
+    """``bool(value)`` for what a learner's function returned; None where it has no single truth value."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # bool(NotImplemented) is deprecated: no truth value either
+            return bool(value)
+    except Exception:  # a tensor of many values, an object whose __bool__ raises
+        return None
+
+
+def _equal(value: object, expected: object) -> bool:
+    """``value == expected`` as a bool; False where the comparison raises or has no single truth value."""
+    try:
+        return bool(value == expected)
+    except Exception:
+        return False
 
 
 def _ex_01_number(value: object) -> int | float | None:
@@ -200,9 +239,13 @@ def _ex_02_1(answer: object) -> tuple[bool, str]:
 
 
 def _ex_02_2(answer: object) -> tuple[bool, str]:
-    if not (isinstance(answer, (list, tuple)) and sorted(answer) == [0, 1, 2]):
-        return False, "answer with the three indices 0, 1 and 2 in some order, as a list."
-    x = torch.tensor([1e8, 1.0, -1e8])[list(answer)]
+    hint = "answer with the three indices 0, 1 and 2 in some order, as a list."
+    if not (isinstance(answer, (list, tuple)) and len(answer) == 3):
+        return False, hint
+    values = [_ex_01_number(v) for v in answer]  # ints, or numbers and one-element tensors equal to them
+    if any(v is None for v in values) or sorted(values) != [0, 1, 2]:
+        return False, hint
+    x = torch.tensor([1e8, 1.0, -1e8])[[int(v) for v in values]]
     total = ((x[0] + x[1]) + x[2]).item()  # float32 additions, left to right
     if total != 1.0:
         return False, (
@@ -215,8 +258,10 @@ def batch_invariance_failures(max_n: int = 16) -> list[int]:
     """The n in 1..max_n for which ``a[:n] @ b`` differs bitwise from ``(a @ b)[:n]`` here.
 
     ``a`` is 256 x 1024 and ``b`` 1024 x 1024, ``torch.rand`` with seed 0. Exercise 02.3's answer,
-    which depends on the machine. Introduced in lesson 02.
+    which depends on the machine. ``max_n`` is an int from 1 to 256 (``a``'s rows). Introduced
+    in lesson 02.
     """
+    check_int(max_n, "max_n", min=1, max=256)
     g = torch.Generator().manual_seed(0)
     a, b = torch.rand(256, 1024, generator=g), torch.rand(1024, 1024, generator=g)
     full = a @ b
@@ -263,6 +308,7 @@ def _ex_03_2(answer: object) -> tuple[bool, str]:
 def _ex_03_3(answer: object) -> tuple[bool, str]:
     if not _is_number(answer) or answer <= 0:
         return False, "answer with a positive number."
+    answer = _as_float(answer)
     if abs(answer - 2.0**-10) <= 1e-12:
         return False, (
             "that is the gap between 1 and the next TF32 value (epsilon); the unit roundoff is half of it."
@@ -608,19 +654,23 @@ def _ex_08_1(answer: object) -> tuple[bool, str]:
         values = {n: answer(n) for n in (1, 2, 10, 512)}
     except Exception as exc:  # the learner's function: report any failure as a hint
         return False, f"calling it failed: {type(exc).__name__}: {exc}"
-    if values == {n: n**3 for n in values}:
+    if all(_equal(v, 2 * n**3) for n, v in values.items()):
+        return True, "2 n^3: n^2 dot products of n multiply-adds each."
+    if all(_equal(v, n**3) for n, v in values.items()):
         return False, "n**3 counts the multiplications only; each term is also added."
-    if values != {n: 2 * n**3 for n in values}:
-        return (
-            False,
-            "each of the n*n results is a dot product of n terms: n multiplications and about n additions.",
-        )
-    return True, "2 n^3: n^2 dot products of n multiply-adds each."
+    odd = [v for v in values.values() if _ex_01_number(v) is None]
+    if odd:
+        return False, f"the function must return a number of FLOPs; it returned {describe(odd[0])}."
+    return (
+        False,
+        "each of the n*n results is a dot product of n terms: n multiplications and about n additions.",
+    )
 
 
 def _ex_08_2(answer: object) -> tuple[bool, str]:
     if not _is_number(answer):
         return False, "answer with a number."
+    answer = _as_float(answer)
     if math.isclose(answer, 1 / 8) or math.isclose(answer, 1 / 4):
         return False, "count every byte moved: two float32 reads and one float32 write."
     if not math.isclose(answer, 1 / 12, rel_tol=1e-3):
@@ -647,10 +697,16 @@ def _ex_08_4(answer: object) -> tuple[bool, str]:
     if answer == 3 * 2**24 * 4 // 4096:
         return False, "only the result is new memory: a and b were written when they were created."
     if answer == 2**24 * 4 // 4096 + 1:
-        return False, "that is what section 8.3 counted, with the result starting 64 bytes into a page: the least is asked."
+        return False, (
+            "that is what section 8.3 counted, with the result starting 64 bytes into a page: "
+            "the least is asked."
+        )
     if answer != 2**24 * 4 // 4096:
         return False, "divide the bytes of the new result by the bytes of a page."
-    return True, "16384: 64 MiB of new result in 4 KiB pages, each faulting on its first write when no huge pages are used."
+    return True, (
+        "16384: 64 MiB of new result in 4 KiB pages, each faulting on its first write "
+        "when no huge pages are used."
+    )
 
 
 def _ex_08_5(answer: object) -> tuple[bool, str]:
@@ -738,6 +794,7 @@ def _ex_10_1(answer: object) -> tuple[bool, str]:
 
     if not _is_number(answer):
         return False, "answer with a float, such as 1e-6."
+    answer = _as_float(answer)
     expected, _ = reduction_tolerances(torch.float32, 1024)
     if math.isclose(answer, 1.3e-6):
         return False, "that is the default; for K = 1024 the K-dependent term is larger."
@@ -769,8 +826,11 @@ def _ex_10_3(answer: object) -> tuple[bool, str]:
             good, bad = answer(a @ b, expected), answer((a @ b) * 1.01, expected)
         except Exception as exc:  # the learner's function: report any failure as a hint
             return False, f"calling f failed: {type(exc).__name__}: {exc}"
-        results.append((good, bad))
-    if not all(bool(good) for good, _ in results):
+        for returned in (good, bad):
+            if _truth(returned) is None:
+                return False, f"f must return True or False (one per call); it returned {describe(returned)}."
+        results.append((_truth(good), _truth(bad)))
+    if not all(good for good, _ in results):
         return (
             False,
             "f rejected a correct float32 result: is the tolerance built for K = 256 with the right scale?",
@@ -939,14 +999,29 @@ def exercise_ids() -> list[str]:
 def check(exercise: str, answer: object) -> Verdict:
     """Check ``answer`` to ``exercise`` (an id such as ``"01.1"``) and explain the verdict.
 
-    ``None`` means not answered yet. Introduced in lesson 01.
+    ``None`` means not answered yet. ``answer`` may be anything a learner tries: whatever it is,
+    the result is a :class:`Verdict` (``ok=False`` with a hint for anything that is not a right
+    answer, including a function that raises when the checker calls it). Introduced in lesson 01.
+
+    Raises:
+        TypeError: ``exercise`` is not a str.
+        ValueError: ``exercise`` is not a known id; the message lists the known ones.
     """
     if not isinstance(exercise, str):
-        raise TypeError(f"exercise must be an id string such as '01.1', not {type(exercise).__name__}")
+        raise TypeError(f"exercise must be an id string such as '01.1', not {describe(exercise)}")
     if exercise not in _CHECKERS:
-        raise ValueError(f"unknown exercise {exercise!r}; known: {', '.join(exercise_ids())}")
+        close = difflib.get_close_matches(exercise.strip().zfill(4), exercise_ids(), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown exercise {exercise!r}{hint}; known: {', '.join(exercise_ids())}")
     question, checker = _CHECKERS[exercise]
     if answer is None:
         return Verdict(exercise, None, f"replace None with {question}.")
-    ok, message = checker(answer)
+    try:
+        ok, message = checker(answer)
+    except Exception as exc:  # an answer no checker foresaw: still a verdict, never a crash
+        return Verdict(
+            exercise,
+            False,
+            f"this answer could not be checked ({type(exc).__name__}: {exc}); answer with {question}.",
+        )
     return Verdict(exercise, ok, message)

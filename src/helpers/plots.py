@@ -1,10 +1,15 @@
 """The recurring plots. matplotlib is imported inside each function so ``import helpers`` stays cheap.
 
 Each function draws on a new figure and returns ``(fig, ax)``; the notebook calls ``plt.show()``.
+Each checks all its arguments first, before matplotlib is imported or a figure is created, and
+refuses data that would not plot: NaN or infinite values, series whose lengths differ, values
+that a logarithmic axis cannot show, and text (labels, titles, series names) whose ``$...$``
+mathtext matplotlib cannot parse.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -14,6 +19,16 @@ if TYPE_CHECKING:  # matplotlib is imported lazily; these names are for type che
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+from helpers._validate import (
+    check_dtype,
+    check_int,
+    check_mapping,
+    check_real,
+    check_sequence,
+    check_str,
+    check_tensor,
+    describe,
+)
 from helpers.floats import _check_float_dtype, ulp
 
 __all__ = [
@@ -25,19 +40,124 @@ __all__ = [
     "plot_ulp",
 ]
 
+#: The most points :func:`plot_ulp` draws (more would only cost memory).
+MAX_ULP_POINTS = 1_000_000
+
+
+def _check_real_tensor(value: object, name: str) -> torch.Tensor:
+    """A tensor of real numbers (not bool, not complex) whose values can be read (not on meta)."""
+    t = check_tensor(value, name)
+    if t.dtype == torch.bool or t.is_complex():
+        raise TypeError(f"{name} must hold real numbers, got dtype {t.dtype}")
+    if t.layout != torch.strided:
+        raise TypeError(f"{name} must be a dense tensor, got layout {t.layout}; call .to_dense() first")
+    return check_tensor(t, name, finite=True)
+
+
+def _check_text(value: object, name: str) -> str:
+    """A str that matplotlib can draw: where it holds ``$...$`` mathtext, mathtext that parses.
+
+    matplotlib would otherwise fail only when the figure is laid out, with a message that does not
+    say which text is wrong. matplotlib is imported only for a text that holds a "$".
+    """
+    text = check_str(value, name)
+    if "$" in text:
+        from matplotlib.cbook import is_math_text
+        from matplotlib.mathtext import MathTextParser
+
+        if is_math_text(text):
+            try:
+                MathTextParser("path").parse(text)
+            except ValueError as error:
+                reason = str(error).strip().splitlines()[-1] if str(error).strip() else "unparsable"
+                raise ValueError(
+                    f"{name} holds mathtext that matplotlib cannot parse: {text!r} ({reason}); "
+                    "escape a literal dollar sign as \\$"
+                ) from None
+    return text
+
+
+def _check_labels(mapping: dict, name: str) -> None:
+    """Each key of ``mapping`` (a legend label) is text matplotlib can draw."""
+    for key in mapping:
+        _check_text(key, f"{name} key {key!r}")
+
+
+def _check_values(values: torch.Tensor, name: str, positive: bool) -> list[float]:
+    """A 1-D float64 tensor checked all at once (finite, non-negative or positive), as floats.
+
+    A bad value is named by its index, as the item-by-item check of a list would name it.
+    """
+    bad = ~torch.isfinite(values) | ((values <= 0) if positive else (values < 0))
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0, 0])
+        check_real(float(values[i]), f"{name}[{i}]", positive=positive, min=0.0)  # raises, naming it
+    return values.tolist()
+
+
+def _check_series(value: object, name: str, *, positive: bool = False) -> list[float]:
+    """Finite real numbers (non-negative, or ``positive``) as a list of floats.
+
+    Accepts a list or tuple of numbers, or a 1-D tensor or numpy array of real numbers (checked
+    as a whole, so that ten million values take a moment, not minutes).
+    """
+    if isinstance(value, torch.Tensor):
+        t = _check_real_tensor(value, name)
+        if t.dim() != 1:
+            raise ValueError(f"{name} must be 1-D, got a tensor of shape {tuple(t.shape)}")
+        return _check_values(t.detach().cpu().double(), name, positive)
+    if type(value).__module__ == "numpy" and type(value).__name__ == "ndarray":
+        if value.ndim != 1 or value.dtype.kind not in "iuf":  # type: ignore[attr-defined]
+            raise TypeError(f"{name} must be a 1-D array of real numbers, got {describe(value)}")
+        import numpy as np
+
+        return _check_values(torch.from_numpy(np.array(value, dtype=np.float64)), name, positive)
+    return check_sequence(
+        value, name, item_check=lambda v, n: check_real(v, n, positive=positive, min=0.0)
+    )
+
+
+def _check_pair_of_series(value: object, name: str) -> tuple[list[float], list[float]]:
+    """``(xs, ys)`` for a log-log plot: positive xs, non-negative ys, as many of each, at least one."""
+    pair = check_sequence(value, name, length=2)
+    xs = _check_series(pair[0], f"{name}[0]", positive=True)
+    ys = _check_series(pair[1], f"{name}[1]")
+    if len(xs) != len(ys) or len(xs) == 0:
+        raise ValueError(f"{name}: {len(xs)} sizes in {name}[0] for {len(ys)} values in {name}[1]")
+    return xs, ys
+
+
+def _check_float32_range(low: float, high: float, what: str) -> None:
+    """The axis range [low, high] is computed in float32: it must neither underflow nor overflow."""
+    if not (float(torch.tensor(low)) > 0 and math.isfinite(float(torch.tensor(high)))):
+        raise ValueError(f"{what} beyond the float32 range the plot is computed in: {low:g} to {high:g}")
+
 
 def plot_ulp(
     dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float = 1e8, points: int = 2000
 ) -> tuple[Figure, Axes]:
     """Draw the ULP (gap between neighbouring floats) against magnitude on log-log axes.
 
-    Introduced in lesson 01.
+    ``points`` magnitudes from ``low`` to ``high`` (positive, within float32's range). Introduced
+    in lesson 01.
+
+    Raises:
+        TypeError: ``dtype`` is not float16, bfloat16, float32 or float64, or a number is not a
+            number (``points`` an int).
+        ValueError: ``low`` or ``high`` is not positive and finite, ``low >= high``, either is
+            outside float32's range, or ``points`` is not between 2 and ``MAX_ULP_POINTS``.
     """
+    check_dtype(dtype, "dtype")
+    _check_float_dtype(dtype)
+    low = check_real(low, "low", positive=True)
+    high = check_real(high, "high", positive=True)
+    if not low < high:
+        raise ValueError(f"need 0 < low < high, got low={low}, high={high}")
+    _check_float32_range(low, high, "low and high reach")
+    points = check_int(points, "points", min=2, max=MAX_ULP_POINTS)
+
     import matplotlib.pyplot as plt
 
-    _check_float_dtype(dtype)
-    if not 0 < low < high:
-        raise ValueError(f"need 0 < low < high, got low={low}, high={high}")
     x = torch.logspace(
         torch.log10(torch.tensor(low)).item(),
         torch.log10(torch.tensor(high)).item(),
@@ -61,18 +181,44 @@ def plot_sum_spread(
 ) -> tuple[Figure, Axes]:
     """Histogram of many sums of the same numbers, as distances from the exact sum in units of ``unit``.
 
-    ``unit_name`` labels the unit on the x axis (for example "ULPs of the sum").
-    Introduced in lesson 01 (different orders) and reused for atomics in lesson 02.
+    ``sums`` is a non-empty tensor of finite real numbers (any shape, on any device); ``exact``
+    a finite number; ``unit`` a positive finite number. ``unit_name`` labels the unit on the x
+    axis (for example "ULPs of the sum"). Introduced in lesson 01 (different orders) and reused
+    for atomics in lesson 02.
+
+    Raises:
+        TypeError: ``sums`` is not a tensor of real numbers, a number is not a number, or a
+            label is not a str.
+        ValueError: ``sums`` is empty or holds NaN or inf, ``exact`` is not finite, ``unit`` is
+            not positive and finite, the distances in units of ``unit`` overflow or are too large
+            for the histogram's bins to tell apart, or a label holds mathtext that does not parse.
     """
+    sums = _check_real_tensor(sums, "sums")
+    if sums.numel() == 0:
+        raise ValueError(f"sums is empty (shape {tuple(sums.shape)}): nothing to plot")
+    exact = check_real(exact, "exact")
+    unit = check_real(unit, "unit", positive=True)
+    _check_text(title, "title")
+    _check_text(unit_name, "unit_name")
+    offsets = ((sums.detach().cpu().double() - exact) / unit).flatten()
+    if not bool(torch.isfinite(offsets).all()):
+        raise ValueError(f"unit={unit:g} is too small: the distances of sums from exact overflow in it")
+    bins = min(60, max(10, int(offsets.unique().numel())))
+    import numpy as np
+
+    try:
+        edges = np.histogram_bin_edges(offsets.numpy(), bins=bins)
+    except ValueError:  # the bins are narrower than the gaps between floats this far from exact
+        raise ValueError(
+            f"unit={unit:g} is too small for exact={exact:g}: the sums lie about "
+            f"{float(offsets.abs().max()):.3g} units from exact, too far for a histogram to tell "
+            "their distances apart; use a larger unit or an exact closer to the sums"
+        ) from None
+
     import matplotlib.pyplot as plt
 
-    if not isinstance(sums, torch.Tensor) or sums.numel() == 0:
-        raise ValueError("sums must be a non-empty tensor")
-    if not unit > 0:
-        raise ValueError(f"unit must be positive, got {unit}")
-    offsets = ((sums.double() - exact) / unit).flatten()
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    ax.hist(offsets.numpy(), bins=min(60, max(10, int(offsets.unique().numel()))), color="#2471a3")
+    ax.hist(offsets.numpy(), bins=edges, color="#2471a3")
     ax.axvline(0.0, color="black", linestyle="--", label="exact sum")
     ax.set_xlabel(f"sum - exact, in {unit_name or f'units of {unit:.3g}'}")
     ax.set_ylabel("orders")
@@ -91,15 +237,34 @@ def plot_error_growth(
 ) -> tuple[Figure, Axes]:
     """Measured errors (solid, markers) and their bounds (dashed) against n, on log-log axes.
 
+    ``ns`` holds the sizes (positive numbers); ``errors`` and ``bounds`` map a label to one
+    value per size (finite, non-negative). Each may be a list, tuple, or 1-D tensor or array.
     Introduced in lesson 01; lesson 03 plots matmul errors against the inner dimension with it.
-    """
-    import matplotlib.pyplot as plt
 
+    Raises:
+        TypeError: an argument or value is of the wrong kind (the message names it, for
+            example ``errors['kahan'][2]``).
+        ValueError: ``ns`` or ``errors`` is empty, a value is negative or not finite, a size is
+            not positive, or a series has not one value per size.
+    """
+    ns = _check_series(ns, "ns", positive=True)
     if len(ns) == 0:
         raise ValueError("ns is empty")
-    for name, values in {**errors, **(bounds or {})}.items():
-        if len(values) != len(ns):
-            raise ValueError(f"{name!r} has {len(values)} values for {len(ns)} sizes")
+    errors = check_mapping(errors, "errors", nonempty=True, value_check=_check_series)
+    bounds = check_mapping(bounds, "bounds", value_check=_check_series) if bounds is not None else None
+    _check_text(ylabel, "ylabel")
+    _check_text(xlabel, "xlabel")
+    _check_labels(errors, "errors")
+    _check_labels(bounds or {}, "bounds")
+    for group, series in (("errors", errors), ("bounds", bounds or {})):
+        for name, values in series.items():
+            if len(values) != len(ns):
+                raise ValueError(
+                    f"{group}[{name!r}] has {len(values)} values for {len(ns)} sizes (the length of ns)"
+                )
+
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     colours = {}
     for name, values in errors.items():
@@ -123,16 +288,25 @@ def plot_sweeps(
     """Several size sweeps on log-log axes: ``series`` maps a label to (sizes, values).
 
     Labels that contain "recorded" are drawn dashed, so live and recorded data never look alike.
-    Introduced in lesson 08.
+    Sizes must be positive and values non-negative, all finite; each of the two may be a list,
+    tuple, or 1-D tensor or array. Introduced in lesson 08.
+
+    Raises:
+        TypeError: an argument, pair or number is of the wrong kind (the message names it, for
+            example ``series['CPU'][1][0]``).
+        ValueError: ``series`` is empty, a pair's sizes and values differ in number (or are
+            none), or a number is out of range or not finite.
     """
+    series = check_mapping(series, "series", nonempty=True, value_check=_check_pair_of_series)
+    _check_labels(series, "series")
+    _check_text(xlabel, "xlabel")
+    _check_text(ylabel, "ylabel")
+    _check_text(title, "title")
+
     import matplotlib.pyplot as plt
 
-    if not series:
-        raise ValueError("series is empty")
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for label, (xs, ys) in series.items():
-        if len(xs) != len(ys) or len(xs) == 0:
-            raise ValueError(f"{label!r}: {len(xs)} sizes for {len(ys)} values")
         ax.loglog(xs, ys, "o--" if "recorded" in label else "o-", label=label, markersize=4)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -142,21 +316,40 @@ def plot_sweeps(
     return fig, ax
 
 
+def _check_roofline_point(value: object, name: str) -> tuple[float, float]:
+    pair = check_sequence(value, name, length=2)
+    return check_real(pair[0], f"{name}[0]", positive=True), check_real(pair[1], f"{name}[1]", min=0.0)
+
+
 def plot_roofline(
     points: Mapping[str, tuple[float, float]], peak_gflops: float, peak_gbps: float, title: str = ""
 ) -> tuple[Figure, Axes]:
     """A roofline: attained GFLOP/s against arithmetic intensity (FLOPs per byte), under two ceilings.
 
     The ceilings are ``peak_gbps * intensity`` (memory bound) and ``peak_gflops`` (compute bound);
-    they meet at the ridge point ``peak_gflops / peak_gbps``. Introduced in lesson 08.
-    """
-    import matplotlib.pyplot as plt
+    they meet at the ridge point ``peak_gflops / peak_gbps``. ``points`` maps a label to
+    ``(intensity, gflops)``: a positive and a non-negative finite number. Introduced in lesson 08.
 
-    if not (peak_gflops > 0 and peak_gbps > 0):
-        raise ValueError("the peaks must be positive")
+    Raises:
+        TypeError: an argument or number is of the wrong kind (the message names it, for
+            example ``points['matmul'][0]``).
+        ValueError: a peak is not positive and finite, a point's numbers are out of range or not
+            finite, or the intensities span more than float32 can hold.
+    """
+    points = check_mapping(points, "points", value_check=_check_roofline_point)
+    peak_gflops = check_real(peak_gflops, "peak_gflops", positive=True)
+    peak_gbps = check_real(peak_gbps, "peak_gbps", positive=True)
+    _check_labels(points, "points")
+    _check_text(title, "title")
     ridge = peak_gflops / peak_gbps
     intensities = [i for i, _ in points.values()] + [ridge]
     low, high = min(intensities) / 4, max(intensities) * 4
+    _check_float32_range(low, high, "the intensities in points and the ridge peak_gflops / peak_gbps reach")
+    if not math.isfinite(float(torch.tensor(peak_gflops))):
+        raise ValueError(f"peak_gflops={peak_gflops:g} is beyond the float32 range the plot is computed in")
+
+    import matplotlib.pyplot as plt
+
     xs = torch.logspace(torch.log10(torch.tensor(low)).item(), torch.log10(torch.tensor(high)).item(), 200)
     roof = torch.minimum(xs * peak_gbps, torch.full_like(xs, peak_gflops))
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
@@ -172,6 +365,15 @@ def plot_roofline(
     return fig, ax
 
 
+def _check_runs(value: object, name: str) -> torch.Tensor:
+    t = check_tensor(value, name)
+    if t.dim() != 1 or t.numel() == 0:
+        raise ValueError(
+            f"{name} must be a non-empty 1-D tensor of results, one per run; got shape {tuple(t.shape)}"
+        )
+    return _check_real_tensor(t, name)
+
+
 def plot_run_spread(
     runs: Mapping[str, torch.Tensor], exact: float, unit: float, unit_name: str = "", title: str = ""
 ) -> tuple[Figure, Axes]:
@@ -181,20 +383,33 @@ def plot_run_spread(
     drawn as dots against the run number, in units of ``unit`` from ``exact``, so a setting whose
     runs agree bit for bit shows as a flat row. ``unit_name`` labels the unit on the y axis.
     Introduced in lesson 04.
+
+    Raises:
+        TypeError: ``runs`` is not a mapping of str to tensors of real numbers, a number is not
+            a number, or a label is not a str.
+        ValueError: ``runs`` is empty, a tensor is not 1-D, empty, or holds NaN or inf,
+            ``exact`` is not finite, ``unit`` is not positive and finite, or the distances in
+            units of ``unit`` overflow.
     """
+    runs = check_mapping(runs, "runs", nonempty=True, value_check=_check_runs)
+    exact = check_real(exact, "exact")
+    unit = check_real(unit, "unit", positive=True)
+    _check_labels(runs, "runs")
+    _check_text(unit_name, "unit_name")
+    _check_text(title, "title")
+    offsets = {label: (values.detach().cpu().double() - exact) / unit for label, values in runs.items()}
+    for label, values in offsets.items():
+        if not bool(torch.isfinite(values).all()):
+            raise ValueError(
+                f"unit={unit:g} is too small: the distances of runs[{label!r}] from exact overflow in it"
+            )
+
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    if not runs:
-        raise ValueError("runs is empty")
-    if not unit > 0:
-        raise ValueError(f"unit must be positive, got {unit}")
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    for (label, values), marker in zip(runs.items(), "os^vD" * len(runs)):
-        if not isinstance(values, torch.Tensor) or values.dim() != 1 or values.numel() == 0:
-            raise ValueError(f"{label!r}: need a non-empty 1-D tensor of results, one per run")
-        offsets = (values.double() - exact) / unit
-        ax.plot(range(1, values.numel() + 1), offsets.numpy(), marker, label=label, alpha=0.8)
+    for (label, values), marker in zip(offsets.items(), "os^vD" * len(runs), strict=False):
+        ax.plot(range(1, values.numel() + 1), values.numpy(), marker, label=label, alpha=0.8)
     ax.axhline(0.0, color="black", linestyle="--", linewidth=1, label="exact value")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("run")

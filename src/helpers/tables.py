@@ -10,39 +10,74 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from helpers._validate import check_sequence, check_str, describe
+
 __all__ = ["Table", "format_value"]
 
 
 def format_value(value: Any) -> str:
     """Format one cell: floats in short scientific notation, everything else with ``str``.
 
-    Introduced in ``00_start_here``.
+    ``value`` may be anything: a table cell holds whatever a lesson puts there. An object whose
+    ``str`` fails is shown by its ``repr``, or failing that by its type, so a table never fails to
+    render; a float subclass whose comparisons or formatting fail is formatted as the plain float
+    it holds. Introduced in ``00_start_here``.
     """
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, float):
-        if value == 0.0 or value != value or value in (float("inf"), float("-inf")):
-            return str(value)
-        if 1e-3 <= abs(value) < 1e6:
-            return f"{value:.6g}"
-        return f"{value:.3e}"
-    return str(value)
+        try:
+            return _format_float(value)
+        except Exception:  # a float subclass whose __eq__, __abs__ or __format__ fails
+            return _format_float(float.__float__(value))
+    try:
+        text = str(value)
+    except Exception:
+        try:
+            text = repr(value)
+        except Exception:
+            return f"<{type(value).__name__}>"
+    return text if isinstance(text, str) else f"<{type(value).__name__}>"
+
+
+def _format_float(value: float) -> str:
+    if value == 0.0 or value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    if 1e-3 <= abs(value) < 1e6:
+        return f"{value:.6g}"
+    return f"{value:.3e}"
+
+
+def _list_or_tuple(value: object, name: str) -> list | tuple:
+    """A list or tuple (not a string, a bytearray, a range or any other sequence)."""
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple, got {describe(value)}")
+    return value
 
 
 class Table:
     """A titled table of rows, shown as HTML in Jupyter and as plain text by ``print``.
 
-    Introduced in ``00_start_here``.
+    ``headers`` is a non-empty list or tuple of strings, ``rows`` a list or tuple of rows, each a
+    list or tuple with one cell (of any kind, see :func:`format_value`) per header, and ``title``
+    a string. Raises ``TypeError`` for arguments of the wrong kind and ``ValueError`` for no
+    headers or a row of the wrong length, naming it (``rows[2]``). Introduced in ``00_start_here``.
     """
 
     def __init__(self, headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
-        headers = [str(h) for h in headers]
+        headers = check_sequence(_list_or_tuple(headers, "headers"), "headers", item_check=check_str)
         if not headers:
-            raise ValueError("a Table needs at least one column header")
-        rows = [list(r) for r in rows]
+            raise ValueError("headers is empty: a Table needs at least one column header")
+        rows = check_sequence(_list_or_tuple(rows, "rows"), "rows", item_check=_list_or_tuple)
+        rows = [list(row) for row in rows]
         for i, row in enumerate(rows):
             if len(row) != len(headers):
-                raise ValueError(f"row {i} has {len(row)} cells but the table has {len(headers)} columns")
+                raise ValueError(
+                    f"rows[{i}] has {len(row)} cell{'' if len(row) == 1 else 's'} but there "
+                    f"{'is 1 header' if len(headers) == 1 else f'are {len(headers)} headers'} "
+                    f"(row {i} needs one cell per column)"
+                )
+        title = check_str(title, "title")
         self.headers = headers
         self.rows = rows
         self.title = title
