@@ -8,7 +8,7 @@ JOBS   ?= 2
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-.PHONY: help lab test test-torch-newest test-unit test-notebooks test-browser browser docs test-gpu gpu-wheels record-gpu gpu-rehearsal gpu-data test-gpu-data execute nav pins clean
+.PHONY: help lab test test-with test-torch-newest test-unit test-notebooks test-browser browser docs test-gpu gpu-wheels record-gpu gpu-rehearsal gpu-data test-gpu-data execute nav pins clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
@@ -16,6 +16,7 @@ help:  ## list the targets
 # The virtual environment is (re)built when it is missing or the pins change.
 $(STAMP): pyproject.toml requirements/constraints.txt
 	@test -x $(PY) || $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer (its pinned numpy and ipython do); $(PYTHON) is " + sys.version.split()[0] + ". Install a newer one (pyenv, or your system packages) and run, for example: make test PYTHON=python3.11")'
+	@test -x $(PY) || $(PYTHON) -c 'import sys; v = sys.version_info[:2]; v > (3, 12) and print("Note: Python %d.%d is newer than those the course is tested with (3.11 and 3.12); it may work." % v)'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c requirements/constraints.txt -e ".[test]"
@@ -29,18 +30,24 @@ lab: $(STAMP)  ## set up .venv when missing, then open JupyterLab on notebooks/
 test: $(STAMP)  ## set up .venv when missing, then run every test (unit tests and nbval)
 	$(PY) -m pytest -n $(JOBS) --dist loadscope
 
-# The newest torch this project's machines can install (a CUDA build, which runs on a CPU), tried in
-# its own environment with every other package at the tested pins.
+# Another Python or torch: every test again in an environment of its own (.venv-py<X.Y>-torch-<V>/),
+# with every other package at the tested pins. The newest torch the project's machines can install
+# is a CUDA build from PyPI, which runs on a CPU. pip honours PIP_FIND_LINKS for wheels on disk.
+TORCH ?= 2.14.1
 TORCH_NEWEST ?= 2.14.1
-NEWEST := .venv-torch-$(TORCH_NEWEST)
-test-torch-newest:  ## every test again with the newest torch tried here (TORCH_NEWEST), in its own .venv-torch-*
-	@test -x $(NEWEST)/bin/python || $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer")'
-	test -x $(NEWEST)/bin/python || $(PYTHON) -m venv $(NEWEST)
-	grep -v '^torch==' requirements/constraints.txt > $(NEWEST)/constraints.txt
-	$(NEWEST)/bin/python -m pip install --quiet -c $(NEWEST)/constraints.txt -e ".[test]" torch==$(TORCH_NEWEST)
-	$(NEWEST)/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course, torch $(TORCH_NEWEST))" >/dev/null
-	$(NEWEST)/bin/python -c "import matplotlib.pyplot"
-	$(NEWEST)/bin/python -m pytest -n $(JOBS) --dist loadscope
+OTHER = .venv-py$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')-torch-$(TORCH)
+test-with:  ## every test again with another torch (TORCH=2.14.1) and Python (PYTHON=python3.12), in its own .venv-py*-torch-*
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "The course needs Python 3.11 or newer; $(PYTHON) is " + sys.version.split()[0])'
+	test -x $(OTHER)/bin/python || $(PYTHON) -m venv $(OTHER)
+	grep -v '^torch==' requirements/constraints.txt > $(OTHER)/constraints.txt
+	$(OTHER)/bin/python -m pip install --quiet --upgrade pip
+	$(OTHER)/bin/python -m pip install --quiet -c $(OTHER)/constraints.txt -e ".[test]" torch==$(TORCH)
+	$(OTHER)/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course, torch $(TORCH))" >/dev/null
+	$(OTHER)/bin/python -c "import matplotlib.pyplot"
+	$(OTHER)/bin/python -m pytest -n $(JOBS) --dist loadscope
+
+test-torch-newest:  ## every test again with the newest torch tried here (TORCH_NEWEST, 2.14.1), in its own environment
+	$(MAKE) test-with TORCH=$(TORCH_NEWEST)
 
 test-unit: $(STAMP)  ## only the helper and repository tests
 	$(PY) -m pytest -n $(JOBS) --dist loadscope tests

@@ -52,11 +52,26 @@ def test_every_declared_dependency_is_pinned_within_its_range():
 def test_python_versions_agree():
     floor = PYPROJECT["project"]["requires-python"]
     assert floor == ">=3.11"  # numpy 2.4 and ipython 9, as pinned, need 3.11
-    assert "Python 3.11 or newer" in README
+    assert "Python 3.11 or 3.12" in README  # the versions tested (README, "Other versions")
     conda_python = next(d for d in ENV["dependencies"] if isinstance(d, str) and d.startswith("python="))
     assert Version(conda_python.split("=")[1]) >= Version("3.11")
     # make stops on an older Python with a message, before pip fails on the pins
     assert "sys.version_info >= (3, 11)" in (ROOT / "Makefile").read_text(encoding="utf-8")
+
+
+def test_declared_ranges_are_the_tested_ones():
+    """The Python and torch versions in the README's table of test runs span the declared ranges."""
+    table = README[README.index("**Other versions.**"):]
+    rows = re.findall(r"^\| (3\.\d+)\.\d+ \| (2\.\d+\.\d+)\S* .*?\| (.*?) \| 20\d\d-", table, flags=re.M)
+    assert len(rows) >= 3, rows
+    assert all("pass" in result for _, _, result in rows), rows
+    pythons = {Version(py) for py, _, _ in rows}
+    torches = {Version(t) for _, t, _ in rows}
+    floor = Version(PYPROJECT["project"]["requires-python"].removeprefix(">="))
+    assert min(pythons) == floor and max(pythons) >= Version("3.12"), pythons
+    torch_floor = next(Requirement(r) for r in PYPROJECT["project"]["dependencies"] if r.startswith("torch"))
+    assert str(torch_floor.specifier) == f">={min(torches)}", (torch_floor, torches)
+    assert pins()["torch"] in {str(t) for t in torches}
 
 
 def test_environment_yml_installs_the_same_pins_and_the_package():
