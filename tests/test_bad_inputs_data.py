@@ -918,8 +918,8 @@ def test_an_unknown_experiment_is_a_key_error_and_a_value_error_listing_the_know
     assert "'nothing'" in str(info.value) and all(name in str(info.value) for name in distributed.EXPERIMENTS)
 
 
-def test_lesson_12_still_prints_only_the_algorithms():
-    # lesson 12 prints these functions' source to show what they compute; the checks stay out of it
+def test_lesson_11_still_prints_only_the_algorithms():
+    # lesson 11 prints these functions' source to show what they compute; the checks stay out of it
     for fn in (distributed.ring_allreduce, distributed.allreduce, distributed.gradients):
         source = inspect.getsource(fn)
         assert source.startswith(f"def {fn.__name__}(") and "check_" not in source

@@ -31,7 +31,7 @@ def private_tmp(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def launch(tmp_path_factory):
-    """One launch of three ranks for every experiment of lesson 12, as the lesson does, with a
+    """One launch of three ranks for every experiment of lesson 11, as the lesson does, with a
     temporary directory of its own: the result, and what was left in that directory."""
     tmp = tmp_path_factory.mktemp("tmpdir")
     with pytest.MonkeyPatch.context() as mp:

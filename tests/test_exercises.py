@@ -81,14 +81,14 @@ RIGHT = {
     "10.1": 4 * 2.0**-24 * 32,
     "10.2": "accuracies",
     "10.3": _tolerant_check,
-    "11.1": "conv",
-    "11.2": "map_location",
-    "11.3": False,
-    "12.1": 3,
-    "12.2": 0,
-    "12.3": "set_epoch",
-    "12.4": {3, 6},
-    "12.5": "generator",
+    "12.1": "conv",
+    "12.2": "map_location",
+    "12.3": False,
+    "11.1": 3,
+    "11.2": 0,
+    "11.3": "set_epoch",
+    "11.4": {3, 6},
+    "11.5": "generator",
 }
 WRONG = {
     "01.1": [2**24 - 1, 2**24 + 2, -3, "16777216", 1.5, 10**400, torch.empty((), device="meta")],
@@ -160,14 +160,14 @@ WRONG = {
     "10.1": [1.3e-6, 2.0**-24, "7.6e-6"],
     "10.2": ["weights", "both", 1],
     "10.3": [lambda a, e: True, lambda a, e: torch.equal(a.double(), e), lambda a: True, 3],
-    "11.1": ["matmul", "dtype", "tf32", 1],
-    "11.2": ["weights_only", "map-location", None.__class__],
-    "11.3": [True, "False", 0],
-    "12.1": [2, 4, "3", 2.5],
-    "12.2": [1, "0", True],
-    "12.3": ["shuffle", "set_seed", 1],
-    "12.4": [{3}, {2, 3, 6}, {3, 6, 12}, [3.0, 6.0], "3, 6", {True, 3}],
-    "12.5": ["worker_init_fn", "seed", torch.Generator(), "sampler"],
+    "12.1": ["matmul", "dtype", "tf32", 1],
+    "12.2": ["weights_only", "map-location", None.__class__],
+    "12.3": [True, "False", 0],
+    "11.1": [2, 4, "3", 2.5],
+    "11.2": [1, "0", True],
+    "11.3": ["shuffle", "set_seed", 1],
+    "11.4": [{3}, {2, 3, 6}, {3, 6, 12}, [3.0, 6.0], "3, 6", {True, 3}],
+    "11.5": ["worker_init_fn", "seed", torch.Generator(), "sampler"],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
         ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),
@@ -219,7 +219,7 @@ def test_lesson_04_checkers_never_raise(exercise, answer):
 
 
 def test_lesson_01_rejects_the_lessons_own_examples_with_a_hint():
-    assert "section 1.3" in check("01.2", (1e8, -1e8, 1.0)).message
+    assert "section 1.1" in check("01.2", (1e8, -1e8, 1.0)).message
     assert "section 1.7" in check("01.5", (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11))).message
     assert "inf" in check("01.5", (2.0**127 * 1.5, 2.0, 2.0**127)).message
 
@@ -266,21 +266,21 @@ def test_03_4_checker_rejects_what_is_not_a_positive_finite_number():
 
 
 def test_07_5_rests_on_the_documented_limits_not_on_fixed_bugs():
-    # torch>=2.10 has both published fixes: the verdict must rest on what PyTorch documents for it
+    # torch>=2.11 has both published fixes: the verdict must rest on what PyTorch documents for it
     wrong, right = str(check("07.5", True)), str(check("07.5", False))
     assert "section 7.3" in wrong and "CVE" not in wrong
     assert "denial of service" in right and "memory corruption" in right
 
 @pytest.mark.parametrize("answer", ["conv", "convolution", " Convolution "])
-def test_lesson_11_1_accepts_the_word_spelled_out(answer):
-    verdict = check("11.1", answer)
+def test_lesson_12_1_accepts_the_word_spelled_out(answer):
+    verdict = check("12.1", answer)
     assert verdict.ok is True, verdict
 
 
-def test_lesson_12_4_names_the_condition_for_powers_of_two():
+def test_lesson_11_4_names_the_condition_for_powers_of_two():
     # 2, 4 and 8 change the bits only at the ends of the range (overflow, subnormal numbers)
-    assert "for normal numbers" in check("12.4", {2, 3, 6}).message
-    assert "overflow" in check("12.4", {3, 6}).message
+    assert "for normal numbers" in check("11.4", {2, 3, 6}).message
+    assert "overflow" in check("11.4", {3, 6}).message
 
 
 def test_unknown_exercise():

@@ -16,7 +16,7 @@ is written into one temporary folder, removed before :func:`run_ranks` returns; 
 and the store are released too, after a success, a failure, a timeout or an interrupt.
 
 :func:`ring_allreduce` computes in one process what gloo's ring all-reduce returns, addition for
-addition. Introduced in lesson ``12_distributed_data_parallel``.
+addition. Introduced in lesson ``11_distributed_data_parallel``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ __all__ = [
 
 
 _MAX_SUM_DATA = 10**8  # 400 MB of float32, more than enough for a lesson
-# Training runs of lesson 12 take 8 steps of 48 samples. Up to 10**4 steps of up to 10**4
+# Training runs of lesson 11 take 8 steps of 48 samples. Up to 10**4 steps of up to 10**4
 # samples (the 256 samples wrap around) runs in seconds to a minute on this small model; beyond,
 # a call would look like a hang.
 _MAX_STEPS = 10**4
@@ -78,24 +78,24 @@ def _check_steps(steps: object, global_batch: object, min_batch: int = 1) -> tup
     steps = check_int(steps, "steps", min=0)
     if steps > _MAX_STEPS:
         raise ValueError(
-            f"steps must be at most {_MAX_STEPS} (lesson 12 trains 8; more would run for many "
+            f"steps must be at most {_MAX_STEPS} (lesson 11 trains 8; more would run for many "
             f"minutes on this CPU), got {_shown(steps)}"
         )
     global_batch = check_int(global_batch, "global_batch", min=min_batch)
     if global_batch > _MAX_GLOBAL_BATCH:
         raise ValueError(
-            f"global_batch must be at most {_MAX_GLOBAL_BATCH} (lesson 12 uses 48 of 256 samples; "
+            f"global_batch must be at most {_MAX_GLOBAL_BATCH} (lesson 11 uses 48 of 256 samples; "
             f"larger batches would run for many minutes), got {_shown(global_batch)}"
         )
     return steps, global_batch
 
 
 def sum_data(n: int = 10**6) -> torch.Tensor:
-    """The numbers lesson 12 sums across ranks: multiples of 1/8 from 0 to 7.875.
+    """The numbers lesson 11 sums across ranks: multiples of 1/8 from 0 to 7.875.
 
     Drawn as integers (the same on every machine) and divided by 8 (exact). Each contiguous half
     or third of the 10**6 numbers (``chunk(2)``, ``chunk(3)``) sums to less than 2**21, where
-    float32 holds every multiple of 1/8, so such a share is summed exactly in any order (lesson 12
+    float32 holds every multiple of 1/8, so such a share is summed exactly in any order (lesson 11
     asserts the bound). Not every 500 000 of them would do: the largest 500 000 sum to
     2 968 146.625. The sum of all 10**6 is above 2**21 and must round.
 
@@ -110,7 +110,7 @@ def _model() -> nn.Module:
 
 
 def training_data() -> tuple[torch.Tensor, torch.Tensor]:
-    """The 256 training samples of lesson 12: inputs (256, 16) and targets (256, 1)."""
+    """The 256 training samples of lesson 11: inputs (256, 16) and targets (256, 1)."""
     g = torch.Generator().manual_seed(2)
     x = torch.randn(256, 16, generator=g)
     return x, x.sum(dim=1, keepdim=True).sin()
@@ -139,7 +139,7 @@ def _sgd_step(model: nn.Module, lr: float = 0.1) -> None:
 def single_process_training(steps: int = 8, global_batch: int = 48) -> list[torch.Tensor]:
     """The reference for :func:`ddp`: one process, the full global batch per step, plain SGD.
 
-    ``steps`` is an int from 0 to 10**4 and ``global_batch`` an int from 1 to 10**4 (lesson 12
+    ``steps`` is an int from 0 to 10**4 and ``global_batch`` an int from 1 to 10**4 (lesson 11
     uses 8 and 48; the caps keep a call to at most about a minute).
     """
     _check_steps(steps, global_batch)
@@ -158,7 +158,7 @@ def single_process_training(steps: int = 8, global_batch: int = 48) -> list[torc
 # Each experiment checks its arguments first (a wrong rank or world size would otherwise surface
 # as a hang or a deep error from torch.distributed). The checks live in a wrapper, applied below
 # the experiments, that keeps each function's name, docstring and, through ``__wrapped__``, the
-# source that ``inspect.getsource`` shows: lesson 12 prints ``allreduce``, ``gradients`` and
+# source that ``inspect.getsource`` shows: lesson 11 prints ``allreduce``, ``gradients`` and
 # ``ring_allreduce`` to show what they compute, not their argument checks.
 
 def _check_experiment(rank: object, world: object) -> dict:
@@ -241,7 +241,7 @@ def ddp(rank: int, world: int, steps: int = 8, global_batch: int = 48) -> dict:
     100 bytes), which puts this model's four parameters into three buckets. The bucket sizes
     are None where DDP has not rebuilt its buckets yet (after two steps or fewer on one rank).
     ``steps`` is an int from 0 to 10**4; ``global_batch`` an int from ``world`` (a sample per rank)
-    to 10**4 (lesson 12 uses 8 and 48; the caps keep a run to at most minutes).
+    to 10**4 (lesson 11 uses 8 and 48; the caps keep a run to at most minutes).
     """
     params, buckets = _train_ddp(rank, world, steps, global_batch, bucket_cap_mb=None)
     params_small, buckets_small = _train_ddp(rank, world, steps, global_batch, bucket_cap_mb=0.0001)
@@ -401,7 +401,7 @@ def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[
     fails, and ``TimeoutError`` if the ranks have not all finished after ``timeout`` seconds (a
     rank stuck outside a collective would otherwise wait forever). No process, file or port is
     left behind in any case, nor after an interrupt (``KeyboardInterrupt``), which is re-raised.
-    Introduced in lesson 12.
+    Introduced in lesson 11.
 
     The arguments are checked before anything starts: ``names`` a non-empty list or tuple of
     names from :data:`EXPERIMENTS` (else ``TypeError``, or ``UnknownExperimentError``, a
@@ -457,7 +457,7 @@ def ring_allreduce(rows: torch.Tensor, max_segment_bytes: int = 1024 * 1024) -> 
     chunk ``c`` starts at rank ``c - 1`` and travels down the ring, each rank adding its own
     values, until rank ``c`` adds the last ones: chunk 0 of 3 ranks is ``(v2 + v1) + v0``, chunk 1
     ``(v0 + v2) + v1``, chunk 2 ``(v1 + v0) + v2``. The same additions, in the same order, here.
-    Introduced in lesson 12.
+    Introduced in lesson 11.
     """
     world, n = rows.shape
     if world == 1:

@@ -150,7 +150,7 @@ def _ex_01_2(answer: object) -> tuple[bool, str]:
     a, b, c = values
     if sorted(float(v) for v in (a, b, c)) == sorted([1e8, -1e8, 1.0]):
         return False, (
-            "those are section 1.3's numbers (in some order); find three of your own. Try 1.0 and two "
+            "those are section 1.1's numbers (in some order); find three of your own. Try 1.0 and two "
             "values small enough that 1.0 + each one rounds back to 1.0."
         )
     left, right = (a + b) + c, a + (b + c)
@@ -809,7 +809,7 @@ def _ex_10_2(answer: object) -> tuple[bool, str]:
     if answer.strip().lower() == "weights":
         return (
             False,
-            "look at the left plot of section 10.4: what happens to the distance between the weights?",
+            "look at the left plot of section 10.1: what happens to the distance between the weights?",
         )
     return True, "the weights drift apart exponentially; the metrics stay close, so compare runs by metrics."
 
@@ -840,28 +840,28 @@ def _ex_10_3(answer: object) -> tuple[bool, str]:
     return True, "it accepts every correct order and rejects a 1% error: a test with teeth."
 
 
-def _ex_11_1(answer: object) -> tuple[bool, str]:
+def _ex_12_1(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str) or answer.strip().lower() not in ("matmul", "conv", "convolution"):
         return False, 'answer "matmul" or "conv".'
     if answer.strip().lower() == "matmul":
-        return False, "section 11.2: which TF32 setting is on by default, cuda.matmul's or cudnn.conv's?"
+        return False, "section 12.2: which TF32 setting is on by default, cuda.matmul's or cudnn.conv's?"
     return True, (
         "a convolution: torch.backends.cudnn.conv.fp32_precision is 'tf32' by default (cudnn.allow_tf32 "
         "in the older API), while float32 matrix products keep float32 unless TF32 is switched on."
     )
 
 
-def _ex_11_2(answer: object) -> tuple[bool, str]:
+def _ex_12_2(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str):
         return False, "answer with the argument's name, as a string."
     if answer.strip() == "weights_only":
         return False, "weights_only decides what may be unpickled, not where storages go."
     if answer.strip() != "map_location":
-        return False, "section 11.12 (and lesson 07): the argument that redirects storages to another device."
+        return False, "section 12.12 (and lesson 07): the argument that redirects storages to another device."
     return True, "torch.load(path, map_location='cpu')."
 
 
-def _ex_11_3(answer: object) -> tuple[bool, str]:
+def _ex_12_3(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, bool):
         return False, "answer True or False."
     if answer:
@@ -873,7 +873,7 @@ def _ex_11_3(answer: object) -> tuple[bool, str]:
     return True, "no guarantee: the thread count decides how the sum is split, deterministic mode or not."
 
 
-def _ex_12_1(answer: object) -> tuple[bool, str]:
+def _ex_11_1(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, int) or isinstance(answer, bool):
         return False, "answer with an int (a number of indices)."
     if answer == 2:
@@ -883,23 +883,23 @@ def _ex_12_1(answer: object) -> tuple[bool, str]:
     return True, "ceil(10 / 4) = 3 each, 12 in all: two samples are seen twice per epoch."
 
 
-def _ex_12_2(answer: object) -> tuple[bool, str]:
+def _ex_11_2(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, int) or isinstance(answer, bool):
         return False, "answer with a rank number (an int)."
     if answer != 0:
-        return False, "section 12.5 checks which rank's parameters survive the wrapping."
+        return False, "section 11.5 checks which rank's parameters survive the wrapping."
     return True, "rank 0's: DDP broadcasts them (and the buffers) when it wraps the model."
 
 
-def _ex_12_3(answer: object) -> tuple[bool, str]:
+def _ex_11_3(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str):
         return False, "answer with the method's name as a string."
     if answer.strip().rstrip("()") != "set_epoch":
-        return False, "section 12.5, rule 2: the method takes the epoch number."
+        return False, "section 11.5, rule 2: the method takes the epoch number."
     return True, "sampler.set_epoch(epoch): the shuffle is seeded with seed + epoch."
 
 
-def _ex_12_4(answer: object) -> tuple[bool, str]:
+def _ex_11_4(answer: object) -> tuple[bool, str]:
     choices = {2, 3, 4, 6, 8}
     if not (
         isinstance(answer, (set, frozenset, list, tuple))
@@ -912,17 +912,17 @@ def _ex_12_4(answer: object) -> tuple[bool, str]:
     if given & {2, 4, 8}:
         return False, (
             "for normal numbers, multiplying by 1/2, 1/4 or 1/8 only changes the exponent: "
-            "section 12.3 has 2 and 4 agree."
+            "section 11.3 has 2 and 4 agree."
         )
     if given != {3, 6}:
         return False, "is 1/world_size a float32 number for every world size left? Try 1/6 = 1/2 * 1/3."
     return True, (
         "3 and 6: float32(1/3) and float32(1/6) are rounded, so dividing first rounds differently "
-        "(near overflow or subnormal numbers, 2, 4 and 8 can differ too: section 12.3)."
+        "(near overflow or subnormal numbers, 2, 4 and 8 can differ too: section 11.3)."
     )
 
 
-def _ex_12_5(answer: object) -> tuple[bool, str]:
+def _ex_11_5(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str):
         return False, "answer with the argument's name as a string."
     name = answer.strip().rstrip("=").strip()
@@ -930,7 +930,7 @@ def _ex_12_5(answer: object) -> tuple[bool, str]:
         return False, "it runs in each worker after seeding; which argument is the base seed drawn from?"
     if name != "generator":
         return False, (
-            "section 12.5: the base seed comes from one DataLoader argument, or else the global generator."
+            "section 11.5: the base seed comes from one DataLoader argument, or else the global generator."
         )
     return True, (
         "generator=torch.Generator().manual_seed(seed + rank): the base seed, so each worker's, differs."
@@ -980,14 +980,14 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "10.1": ("the rtol for float32 and K = 1024", _ex_10_1),
     "10.2": ('"weights" or "accuracies"', _ex_10_2),
     "10.3": ("a function f(actual, expected) returning True or False", _ex_10_3),
-    "11.1": ('"matmul" or "conv"', _ex_11_1),
-    "11.2": ("the name of torch.load's argument, as a string", _ex_11_2),
-    "11.3": ("True or False", _ex_11_3),
-    "12.1": ("the number of indices per rank", _ex_12_1),
-    "12.2": ("the rank whose parameters DDP broadcasts", _ex_12_2),
-    "12.3": ("the DistributedSampler method to call every epoch", _ex_12_3),
-    "12.4": ("a set of the world sizes where dividing first can change the bits", _ex_12_4),
-    "12.5": ("the DataLoader argument that sets the workers' base seed", _ex_12_5),
+    "11.1": ("the number of indices per rank", _ex_11_1),
+    "11.2": ("the rank whose parameters DDP broadcasts", _ex_11_2),
+    "11.3": ("the DistributedSampler method to call every epoch", _ex_11_3),
+    "11.4": ("a set of the world sizes where dividing first can change the bits", _ex_11_4),
+    "11.5": ("the DataLoader argument that sets the workers' base seed", _ex_11_5),
+    "12.1": ('"matmul" or "conv"', _ex_12_1),
+    "12.2": ("the name of torch.load's argument, as a string", _ex_12_2),
+    "12.3": ("True or False", _ex_12_3),
 }
 
 
