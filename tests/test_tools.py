@@ -67,12 +67,33 @@ def test_navigation_links_neighbours_and_index():
     assert last.endswith("[Index](00_start_here.ipynb)")
 
 
-def test_readme_table_shows_measured_times_or_says_not_measured():
-    table = course.readme_table(lessons(), {"measured_on": "here", "seconds": {"01_x.ipynb": 4.46}})
+def test_readme_table_shows_learning_and_run_times_or_says_not_measured(tmp_path):
+    written = []
+    for lesson in lessons():
+        path = tmp_path / lesson.name
+        nbformat.write(notebook(FIRST, "1 + 1"), path)
+        written.append(course.Lesson(path, lesson.number, lesson.title, lesson.summary, lesson.hardware))
+    table = course.readme_table(written, {"measured_on": "here", "seconds": {"01_x.ipynb": 4.46}})
     rows = table.splitlines()
     assert rows[0] == course.TABLE_START and rows[-1] == course.TABLE_END
-    assert "| 4 s |" in rows[4] and "| not measured |" in rows[3]
-    assert "Run times: here." in table
+    assert "| 5 min | 4 s |" in rows[4] and "| 5 min | not measured |" in rows[3]
+    assert "Kernel run times: here." in table and f"{course.WORDS_PER_MINUTE} words a minute" in table
+
+
+def test_learning_time_counts_words_cells_and_exercises_and_sets_optional_parts_apart(tmp_path):
+    words = " ".join(["word"] * (course.WORDS_PER_MINUTE * 20))  # 20 minutes of reading
+    nb = notebook(FIRST, *["x = 1"] * 20, 'check("07.1", 3)')  # 10 minutes of cells, 4 of exercise
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell("## 7.1 Core\n\n" + words))
+    nb.cells.append(nbformat.v4.new_markdown_cell("## 7.2 (Optional) Deep\n\n" + words))
+    nb.cells.append(nbformat.v4.new_markdown_cell("[a link](https://example.org/" + "x" * 50 + ")"))
+    nb.cells.append(nbformat.v4.new_markdown_cell("## 7.3 Core again\n\n> " + course.OPTIONAL_NOTE + " " + words))
+    nb.cells.append(nbformat.v4.new_markdown_cell("## 7.4 Core\n\n### (Optional) Deeper\n\n" + words))
+    nb.cells.append(nbformat.v4.new_markdown_cell("### Core: a heading of the same level ends it\n\n" + words))
+    path = tmp_path / "07_a_lesson.ipynb"
+    nbformat.write(nb, path)
+    time = course.learning_time(path)
+    assert time.core == 55  # 20 + 10 + 4 + 20 + a few heading words, rounded up to 5
+    assert time.full == 115  # and three times 20 minutes of optional reading
 
 
 def test_clear_and_strip_leave_nothing_machine_specific():

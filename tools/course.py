@@ -98,18 +98,76 @@ def load_run_times() -> dict:
     return json.loads(RUN_TIMES.read_text(encoding="utf-8"))
 
 
+# Learning time is an estimate from each notebook's content, not a measurement of learners:
+# prose read at WORDS_PER_MINUTE (technical text with formulas, slower than ordinary reading),
+# each code cell read, run and its output looked at in MINUTES_PER_CELL, each exercise tried and
+# checked in MINUTES_PER_EXERCISE, rounded up to 5 minutes.
+WORDS_PER_MINUTE, MINUTES_PER_CELL, MINUTES_PER_EXERCISE = 200, 0.5, 4.0
+OPTIONAL_NOTE = "**Optional deep dive.**"
+URL = re.compile(r"\]\([^)]*\)|https?://\S+")
+
+
+@dataclass(frozen=True)
+class LearningTime:
+    core: int  # minutes without the sections marked optional
+    full: int  # minutes with them
+
+
+def learning_time(path: Path) -> LearningTime:
+    """Estimated minutes to work through a notebook, with and without its optional parts.
+
+    A part is optional from a heading that says "(Optional)", or from a cell with the note
+    OPTIONAL_NOTE, up to the next heading of the same or a higher level.
+    """
+    totals = {"core": 0.0, "full": 0.0}
+    optional_level, level = 0, 1  # 0: not in an optional part; level: that of the last heading
+    for cell in read(path).cells:
+        text = cell.source
+        if cell.cell_type == "markdown":
+            if text.startswith((NAV, MAP)):
+                continue
+            for heading in re.finditer(r"^(#+) (.*)$", text, flags=re.M):
+                level = len(heading.group(1))
+                if optional_level and level <= optional_level:
+                    optional_level = 0
+                if "(optional" in heading.group(2).lower():
+                    optional_level = level
+            if OPTIONAL_NOTE in text and not optional_level:
+                optional_level = level
+            minutes = len(re.findall(r"[A-Za-z0-9]+", URL.sub("", text))) / WORDS_PER_MINUTE
+        elif cell.cell_type == "code":
+            minutes = MINUTES_PER_EXERCISE if re.search(r"\bcheck\(\"", text) else MINUTES_PER_CELL
+        else:
+            continue
+        totals["full"] += minutes
+        if not optional_level:
+            totals["core"] += minutes
+    up = lambda m: max(5, 5 * -(-round(m) // 5))  # noqa: E731 - rounded up to 5 minutes
+    return LearningTime(core=up(totals["core"]), full=up(totals["full"]))
+
+
 def readme_table(lessons: list[Lesson], run_times: dict) -> str:
     seconds = run_times.get("seconds", {})
     rows = []
     for lesson in lessons:
         t = seconds.get(lesson.name)
         shown = f"{t:.0f} s" if isinstance(t, (int, float)) else "not measured"
+        time = learning_time(lesson.path)
+        learn = f"{time.full} min" if time.core == time.full else f"{time.full} min ({time.core} without optional parts)"
         rows.append(
             f"| {lesson.number} | [{lesson.title}](notebooks/{lesson.name}) | {lesson.summary} "
-            f"| {lesson.hardware} | {shown} |"
+            f"| {lesson.hardware} | {learn} | {shown} |"
         )
-    head = "| # | Lesson | What it teaches | Hardware | Run time here |\n|---|---|---|---|---|"
-    note = f"\nRun times: {run_times.get('measured_on', 'not measured yet')}."
+    head = (
+        "| # | Lesson | What it teaches | Hardware | Learning time (estimate) | Kernel run time |\n"
+        "|---|---|---|---|---|---|"
+    )
+    note = (
+        f"\nLearning time is estimated from each notebook's content: its prose read at {WORDS_PER_MINUTE}"
+        f" words a minute, {MINUTES_PER_CELL:g} minute per code cell to read, run and look at, and"
+        f" {MINUTES_PER_EXERCISE:g} minutes per exercise, rounded up to 5 minutes; it is a planning"
+        f" figure, not a measurement of learners. Kernel run times: {run_times.get('measured_on', 'not measured yet')}."
+    )
     return "\n".join([TABLE_START, head, *rows, note, TABLE_END])
 
 
