@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 MISSING_MODULES = [m for m in ("selenium", "nbconvert", "jupyterlab") if importlib.util.find_spec(m) is None]
-SCREENSHOTS = Path(tempfile.gettempdir()) / "fp-course-screenshots"
+# kept after the run, unlike the run's own temp folder (tests/pytest_course.py)
+SCREENSHOTS = Path(os.environ.get("FP_COURSE_KEEP_TMP", tempfile.gettempdir())) / "fp-course-screenshots"
 
 pytestmark = [
     pytest.mark.browser,
