@@ -1,0 +1,46 @@
+"""helpers.tables.source_of: a helper's source as a lesson shows it, without the docstring."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+
+import pytest
+
+from helpers.tables import source_of
+
+determinism = importlib.import_module("helpers.determinism")
+
+
+def documented(x: int) -> int:
+    """A docstring
+    over two lines."""
+    return x + 1  # the body stays
+
+
+@contextlib.contextmanager
+def decorated():
+    """Docstring."""
+    yield 1
+
+
+def undocumented():
+    return "no docstring"
+
+
+def test_the_docstring_goes_and_the_code_stays():
+    assert source_of(documented) == "def documented(x: int) -> int:\n    return x + 1  # the body stays\n"
+    assert source_of(undocumented) == 'def undocumented():\n    return "no docstring"\n'
+
+
+def test_decorators_stay_and_wrappers_are_unwrapped():
+    assert source_of(decorated) == "@contextlib.contextmanager\ndef decorated():\n    yield 1\n"
+    shown = source_of(determinism.seed_everything)
+    assert shown.startswith("def seed_everything(seed: int)") and '"""' not in shown
+    assert "torch.manual_seed(seed)" in shown
+
+
+@pytest.mark.parametrize("thing", [len, 3, "text", None, object()])
+def test_what_has_no_source_gets_a_clear_error(thing):
+    with pytest.raises(TypeError, match="function must be a function or class with source code"):
+        source_of(thing)
