@@ -14,6 +14,9 @@ from helpers.devices import (
     environment_summary,
     module_devices,
 )
+# helpers.diagnose.fingerprint() is not exported here: helpers.fingerprint is the command line
+# (python -m helpers.fingerprint), and a function of the same name would be hidden by it
+from helpers.diagnose import Divergence, diff_fingerprints, first_divergence
 from helpers.exercises import check
 from helpers.floats import (
     float_anatomy,
@@ -32,6 +35,7 @@ from helpers.tables import Table
 
 __all__ = [
     "Comparison",
+    "Divergence",
     "Table",
     "available_devices",
     "best_device",
@@ -39,8 +43,10 @@ __all__ = [
     "compare",
     "compare_named",
     "default_tolerances",
+    "diff_fingerprints",
     "environment_report",
     "environment_summary",
+    "first_divergence",
     "float_anatomy",
     "matmul_error",
     "module_devices",

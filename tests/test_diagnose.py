@@ -1,0 +1,462 @@
+"""helpers.diagnose and ``python -m helpers.fingerprint``: fingerprints, their diffs, first_divergence."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import helpers
+from helpers.devices import RESULT_ENV_VARS
+from helpers.diagnose import Divergence, diff_fingerprints, fingerprint, first_divergence
+from tests.bad_inputs import (
+    Case,
+    anything_but,
+    assert_clear_error,
+    bad_real,
+    case_params,
+    check_case,
+    non_dense_tensor,
+)
+
+EXAMPLES = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
+SRC = Path(helpers.__file__).resolve().parent.parent
+
+
+# ============================================================================ fingerprint
+
+KEYS = [
+    "python", "platform", "torch", "cuda", "cudnn", "mkl", "mkl_version", "onednn", "onednn_version",
+    "cpu_capability", "cpu", "cuda_devices", "threads.intra_op", "threads.inter_op", "default_dtype",
+    "precision.float32_matmul", "precision.cublas.fp16_reduced_precision_reduction",
+    "precision.cublas.bf16_reduced_precision_reduction", "deterministic.algorithms",
+    "deterministic.warn_only", "deterministic.cudnn", "deterministic.cudnn_benchmark",
+    "deterministic.fill_uninitialized_memory", "env.PYTHONHASHSEED",
+]
+
+
+def test_fingerprint_is_flat_json_with_the_documented_keys():
+    record = fingerprint()
+    assert json.loads(json.dumps(record)) == record
+    assert all(isinstance(v, (str, int, float, bool, type(None))) for v in record.values())
+    missing = [k for k in KEYS + [f"env.{name}" for name in RESULT_ENV_VARS] if k not in record]
+    assert not missing
+    assert record["torch"] == torch.__version__
+    assert record["threads.intra_op"] == torch.get_num_threads()
+    assert any(k.startswith(("precision.fp32_precision", "precision.allow_tf32")) for k in record)
+
+
+def test_the_function_lives_in_diagnose_and_the_command_line_in_fingerprint():
+    import helpers.fingerprint as cli
+
+    assert helpers.fingerprint is cli and callable(cli.main)
+    assert helpers.diagnose.fingerprint()["torch"] == torch.__version__
+
+
+def _changed_keys(change, restore) -> set[str]:
+    before = fingerprint()
+    try:
+        change()
+        after = fingerprint()
+    finally:
+        restore()
+    assert fingerprint() == before  # the test restored every setting
+    return {row[0] for row in diff_fingerprints(before, after).rows}
+
+
+def test_fingerprint_follows_the_thread_count():
+    n = torch.get_num_threads()
+    changed = _changed_keys(lambda: torch.set_num_threads(n + 1), lambda: torch.set_num_threads(n))
+    assert changed == {"threads.intra_op"}
+
+
+def _fp32_precision_settings() -> list[tuple[object, str]]:
+    """Each ``fp32_precision`` setting this torch has, with its value: setting the float32 matmul
+    precision back does not put them back (``"highest"`` leaves ``"ieee"`` where ``"none"`` was)."""
+    b = torch.backends
+    places = [b, b.mkldnn, b.mkldnn.matmul, b.mkldnn.conv, b.mkldnn.rnn, b.cuda.matmul, b.cudnn, b.cudnn.conv,
+              b.cudnn.rnn]
+    return [(place, place.fp32_precision) for place in places if hasattr(place, "fp32_precision")]
+
+
+def test_fingerprint_follows_the_float32_matmul_precision():
+    old, saved = torch.get_float32_matmul_precision(), _fp32_precision_settings()
+    new = "medium" if old != "medium" else "highest"
+
+    def restore():
+        torch.set_float32_matmul_precision(old)
+        for place, value in saved:
+            place.fp32_precision = value
+
+    changed = _changed_keys(lambda: torch.set_float32_matmul_precision(new), restore)
+    assert "precision.float32_matmul" in changed
+
+
+def test_fingerprint_follows_deterministic_algorithms():
+    # torch.use_deterministic_algorithms also copies the flag into torch._inductor's config, whose
+    # first import takes over a second; the fingerprint reads the flag that this setter sets.
+    use = getattr(torch._C, "_set_deterministic_algorithms", torch.use_deterministic_algorithms)
+    on = torch.are_deterministic_algorithms_enabled()
+    warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    changed = _changed_keys(lambda: use(not on, warn_only=not warn), lambda: use(on, warn_only=warn))
+    assert {"deterministic.algorithms", "deterministic.warn_only"} <= changed
+
+
+@pytest.mark.parametrize("name", ["OMP_NUM_THREADS", "MKL_CBWR", "PYTHONHASHSEED"])
+def test_fingerprint_follows_result_changing_environment_variables(name, monkeypatch):
+    monkeypatch.delenv(name, raising=False)
+    before = fingerprint()
+    monkeypatch.setenv(name, "3")
+    after = fingerprint()
+    assert before[f"env.{name}"] is None and after[f"env.{name}"] == "3"
+    assert diff_fingerprints(before, after).rows == [[f"env.{name}", None, "3"]]
+
+
+# ============================================================================ diff_fingerprints
+
+
+def test_diff_of_equal_fingerprints_is_empty_also_through_json():
+    record = fingerprint()
+    table = diff_fingerprints(record, json.loads(json.dumps(record)))
+    assert table.headers == ["setting", "a", "b"]
+    assert len(table.rows) == 0
+
+
+def test_diff_lists_changed_added_and_removed_keys_sorted():
+    a = {"torch": "2.13", "threads.intra_op": 2, "env.MKL_CBWR": None, "cuda": None}
+    b = {"torch": "2.14", "threads.intra_op": 2, "env.MKL_CBWR": None, "mkl": True}
+    rows = diff_fingerprints(a, b).rows
+    assert rows == [["cuda", None, "(absent)"], ["mkl", "(absent)", True], ["torch", "2.13", "2.14"]]
+
+
+def test_diff_tells_true_from_one_and_none_from_a_string():
+    rows = diff_fingerprints({"x": True, "y": None, "z": 1}, {"x": 1, "y": "None", "z": 1.0}).rows
+    assert [row[0] for row in rows] == ["x", "y"]
+
+
+NOT_SCALARS = st.one_of(
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
+    st.sampled_from([math.nan, math.inf, -math.inf, object(), b"x", (1,), torch.tensor(1.0), torch.float32]),
+)
+BAD_FINGERPRINTS = st.one_of(
+    anything_but(dict).filter(lambda v: not isinstance(v, dict)),
+    st.builds(lambda v: {"torch": "2.13", "cpu": v}, NOT_SCALARS),
+    st.builds(lambda k: {"torch": "2.13", k: "x"}, st.one_of(st.integers(), st.none(), st.just(("a",)))),
+)
+
+
+@pytest.mark.parametrize("side", ["a", "b"])
+@given(bad=BAD_FINGERPRINTS)
+@EXAMPLES
+def test_a_bad_fingerprint_gets_a_clear_error_naming_its_side(side, bad):
+    args = {"a": {"torch": "2.13"}, "b": {"torch": "2.13"}, side: bad}
+    error = assert_clear_error(lambda: diff_fingerprints(**args), side)
+    assert str(error).startswith((f"{side} ", f"{side}[")), str(error)
+
+
+# ============================================================================ the command line
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+
+
+# Runs ``python -m helpers.fingerprint ARGS`` for each ARGS in one interpreter, as ``-m`` does (runpy),
+# so that torch is imported once; prints [exit status, stdout, stderr] for each.
+_DRIVER = """
+import contextlib, io, json, runpy, sys
+results = []
+for argv in json.loads(sys.argv[1]):
+    sys.argv = ["helpers.fingerprint", *argv]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_module("helpers.fingerprint", run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exit:
+            code = exit.code
+    results.append([code, out.getvalue(), err.getvalue()])
+print(json.dumps(results))
+"""
+
+
+def _cli_runs(*argvs: list[str], cwd: Path) -> list[tuple[int, str, str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _DRIVER, json.dumps(argvs)],
+        cwd=cwd, env=_env(), capture_output=True, text=True,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return [tuple(r) for r in json.loads(done.stdout)]
+
+
+def test_cli(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.fingerprint", "--json", "f.json"],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True,
+    )
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    record = json.loads((tmp_path / "f.json").read_text())
+    assert record["torch"] == torch.__version__
+    (tmp_path / "g.json").write_text(json.dumps({**record, "env.MKL_CBWR": "AUTO"}))
+    (tmp_path / "ok.json").write_text(json.dumps({"torch": "2.13"}))
+    bad = {  # the message expected, and the file's content (None: no file)
+        "no such file": None,
+        "not valid JSON": "{not json",
+        "not an object": "[1, 2]",
+        "a['torch']": '{"torch": [2]}',
+    }
+    for i, content in enumerate(bad.values()):
+        if content is not None:
+            (tmp_path / f"bad{i}.json").write_text(content)
+    same, differ, shown, to_stdout, *malformed = _cli_runs(
+        ["--diff", "f.json", "f.json"], ["--diff", "f.json", "g.json"], [], ["--json", "-"],
+        *[["--diff", f"bad{i}.json", "ok.json"] for i in range(len(bad))],
+        cwd=tmp_path,
+    )
+    assert same[0] == 0 and "agree" in same[1]
+    assert differ[0] == 1 and "env.MKL_CBWR" in differ[1] and "AUTO" in differ[1]
+    assert shown[0] == 0 and "threads.intra_op" in shown[1] and shown[2] == ""
+    assert to_stdout[0] == 0 and json.loads(to_stdout[1]) == record
+    for (code, out, err), message in zip(malformed, bad, strict=True):
+        assert code == 2 and message in err and "Traceback" not in err, (message, err)
+
+
+# ============================================================================ first_divergence
+
+
+def _mlp() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Linear(32, 64), nn.LayerNorm(64), nn.ReLU(), nn.Dropout(0.5), nn.Linear(64, 10)
+    ).eval()
+
+
+def _cnn() -> nn.Module:
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 8, 3, groups=2),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4),
+    )
+    with torch.no_grad():  # running statistics as after training, not the initial 0 and 1
+        model[1].running_mean.uniform_(-0.5, 0.5)
+        model[1].running_var.uniform_(0.5, 2.0)
+    return model.eval()
+
+
+X_MLP = torch.randn(16, 32, generator=torch.Generator().manual_seed(1))
+X_CNN = torch.randn(4, 3, 10, 10, generator=torch.Generator().manual_seed(2))
+MODELS = {"mlp": (_mlp, X_MLP), "cnn": (_cnn, X_CNN)}
+
+
+def _in_bfloat16(layer: nn.Module) -> None:
+    """Run ``layer`` in bfloat16, its input cast on the way in and its output back to float32."""
+    layer.to(torch.bfloat16)
+    layer.register_forward_pre_hook(lambda m, args: tuple(a.to(torch.bfloat16) for a in args))
+    layer.register_forward_hook(lambda m, args, out: out.float())
+
+
+def test_the_table_has_one_row_per_module_in_execution_order():
+    found = first_divergence(_mlp(), _mlp(), X_MLP)
+    assert isinstance(found, Divergence) and found.module is None
+    table = found.table
+    assert table.headers == [
+        "module", "type", "output shape", "K", "max rel error", "max ULP", "tolerance", "verdict"
+    ]
+    assert [row[0] for row in table.rows] == ["0", "1", "2", "3", "4", "(model)"]
+    assert [row[3] for row in table.rows] == [32, 64, 1, 1, 64, 1]
+    assert table.rows[0][2] == "(16, 64)" and table.rows[0][1] == "Linear"
+    assert all(row[-1] == "pass" and row[4] == 0.0 for row in table.rows)
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+@pytest.mark.parametrize("index", [0, -1])
+def test_a_layer_run_in_bfloat16_is_named(model, index):
+    make, x = MODELS[model]
+    a, b = make(), make()
+    layer = [m for m in b if isinstance(m, (nn.Linear, nn.Conv2d))][index]
+    _in_bfloat16(layer)
+    name = next(n for n, m in b.named_modules() if m is layer)
+    assert first_divergence(a, b, x).module == name
+
+
+@pytest.mark.parametrize(
+    "model, name", [("mlp", "0"), ("mlp", "4"), ("cnn", "0"), ("cnn", "3"), ("cnn", "6")]
+)
+def test_a_weight_perturbed_by_one_part_in_a_thousand_is_named(model, name):
+    make, x = MODELS[model]
+    a, b = make(), make()
+    with torch.no_grad():
+        b.get_submodule(name).weight.mul_(1 + 1e-3)
+    found = first_divergence(a, b, x)
+    assert found.module == name
+    verdicts = {row[0]: row[-1] for row in found.table.rows}
+    assert verdicts[name] == "FAIL" and list(verdicts.values()).count("FAIL") == 1
+
+
+@pytest.mark.parametrize("how", ["float16", "modified"])
+def test_a_batchnorm_buffer_is_named(how):
+    a, b = _cnn(), _cnn()
+    var = b[1].running_var
+    with torch.no_grad():
+        var.copy_(var.half().float() if how == "float16" else var * 1.01)
+    assert not torch.equal(var, a[1].running_var)
+    assert first_divergence(a, b, X_CNN).module == "1"
+
+
+def test_a_dropout_left_in_training_mode_is_named_and_modes_are_kept():
+    a, b = _mlp(), _mlp()
+    b[3].train()
+    found = first_divergence(a, b, X_MLP)
+    assert found.module == "3"
+    assert b[3].training and not b.training and not a[3].training
+
+
+def test_identical_copies_and_a_float64_copy_are_not_flagged():
+    a = _mlp()
+    assert first_divergence(a, copy.deepcopy(a), X_MLP).module is None
+    assert first_divergence(a, a, X_MLP).module is None
+    found = first_divergence(a, copy.deepcopy(a).double(), X_MLP)
+    assert found.module is None
+    assert all(row[4] > 0 for row in found.table.rows)  # the float32 roundings are there, and allowed
+    cnn = _cnn()
+    assert first_divergence(cnn, copy.deepcopy(cnn).double(), X_CNN).module is None
+
+
+def _reversed_sum(module, args, output):
+    """The same Linear with its K products summed in the reverse order: a legitimate reordering."""
+    return args[0].flip(-1) @ module.weight.flip(-1).T + module.bias
+
+
+@pytest.mark.parametrize("width", [64, 1024])
+def test_a_reordered_float32_sum_is_not_flagged(width):
+    torch.manual_seed(0)
+    a = nn.Sequential(nn.Linear(width, width), nn.LayerNorm(width), nn.ReLU(), nn.Linear(width, 10)).eval()
+    b = copy.deepcopy(a)
+    for m in b.modules():
+        if isinstance(m, nn.Linear):
+            m.register_forward_hook(_reversed_sum)
+    x = torch.randn(32, width, generator=torch.Generator().manual_seed(3))
+    found = first_divergence(a, b, x)
+    assert found.module is None
+    assert found.table.rows[0][4] > 0  # the order really changed the bits
+
+
+def test_a_fixed_atol_judges_entry_by_entry():
+    a, b = _mlp(), _mlp()
+    with torch.no_grad():
+        b[4].weight.mul_(1 + 1e-3)
+    assert first_divergence(a, b, X_MLP, atol=0.0).module == "4"
+    assert first_divergence(a, b, X_MLP, atol=1.0).module is None
+
+
+def test_hooks_are_removed_and_batchnorm_statistics_restored_even_on_error():
+    a, b = _cnn().train(), _cnn().train()
+    before = {k: v.clone() for k, v in b.state_dict().items()}
+    found = first_divergence(a, b, X_CNN)
+    assert found.module is None  # batch statistics, the same in both
+    assert all(torch.equal(before[k], v) for k, v in b.state_dict().items())
+    with pytest.raises(RuntimeError):
+        first_divergence(a, b, torch.randn(4, 5, 10, 10))  # the wrong number of channels
+    for model in (a, b):
+        for m in model.modules():
+            assert not m._forward_hooks and not m._forward_pre_hooks
+    assert all(torch.equal(before[k], v) for k, v in b.state_dict().items())
+
+
+def test_inputs_are_moved_to_each_models_dtype_and_may_be_a_tuple():
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x, y):
+            return self.fc(x) + y
+
+    torch.manual_seed(0)
+    a = Two()
+    x, y = torch.randn(3, 4), torch.randn(3, 2)
+    assert first_divergence(a, copy.deepcopy(a).double(), (x, y)).module is None
+    assert first_divergence(a, copy.deepcopy(a), [x.double(), y]).module is None
+
+
+def test_models_with_different_structure_are_refused_naming_the_module():
+    a = _mlp()
+    b = nn.Sequential(nn.Linear(32, 64), nn.LayerNorm(64), nn.ReLU(), nn.Linear(64, 10))
+    error = assert_clear_error(lambda: first_divergence(a, b, X_MLP), "'4'")
+    assert "model_a" in str(error) and "model_b" in str(error)
+    error = assert_clear_error(lambda: first_divergence(b, a, X_MLP), "'4'")
+
+
+class _Branchy(nn.Module):
+    """One ReLU used twice, and a branch that depends on a flag."""
+
+    def __init__(self, skip: bool = False):
+        super().__init__()
+        self.fc1, self.fc2, self.act, self.skip = nn.Linear(4, 4), nn.Linear(4, 4), nn.ReLU(), skip
+
+    def forward(self, x):
+        x = self.act(self.fc1(x))
+        return x if self.skip else self.act(self.fc2(x))
+
+
+def test_a_module_called_twice_gets_a_row_per_call_and_a_different_path_is_refused():
+    torch.manual_seed(0)
+    a = _Branchy()
+    x = torch.randn(3, 4)
+    names = [row[0] for row in first_divergence(a, copy.deepcopy(a), x).table.rows]
+    assert names == ["fc1", "act", "fc2", "act (call 2)", "(model)"]
+    b = copy.deepcopy(a)
+    b.skip = True
+    assert_clear_error(lambda: first_divergence(a, b, x), "ran different modules")
+
+
+def _valid() -> dict:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    return {"model_a": model, "model_b": copy.deepcopy(model), "inputs": torch.randn(2, 4)}
+
+
+BAD_INPUTS = st.one_of(
+    anything_but(torch.Tensor),
+    st.just(()),
+    st.tuples(st.just(torch.randn(2, 4)), st.sampled_from([None, 1.0, "x", [1.0]])),
+    non_dense_tensor((2, 4)),
+)
+CASES = [
+    Case(
+        first_divergence,
+        _valid,
+        {
+            "model_a": anything_but(nn.Module),
+            "model_b": anything_but(nn.Module),
+            "inputs": BAD_INPUTS,
+            "rtol_safety": bad_real(positive=True),
+            "atol": bad_real(min=0.0).filter(lambda v: v is not None),
+            "amplification": bad_real(min=0.0),
+        },
+    )
+]
+
+
+def test_the_valid_call_works():
+    assert first_divergence(**_valid()).module is None
+
+
+@pytest.mark.parametrize("case, param", case_params(CASES))
+@given(data=st.data())
+@EXAMPLES
+def test_bad_input_gets_a_clear_error(case, param, data):
+    check_case(case, param, data)
