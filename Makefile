@@ -94,7 +94,7 @@ nav: $(STAMP)  ## regenerate navigation, the lesson map and the README table
 	$(PY) tools/course.py write
 
 execute: $(STAMP) nav  ## re-execute every notebook from a clean kernel and save its outputs
-	$(PY) tools/execute.py notebooks notebooks/solutions
+	$(PY) tools/execute.py notebooks notebooks/solutions notebooks/appendix
 	$(PY) tools/course.py write
 
 pins:  ## re-resolve the tested versions in a scratch venv and rewrite requirements/constraints.txt

@@ -26,7 +26,9 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
+    (ROOT / "notebooks" / "appendix").glob("*.ipynb")
+)
 
 RUNNER = textwrap.dedent(
     """

@@ -1,7 +1,7 @@
 """Every committed notebook is clean, complete and in sync with the generated navigation.
 
 The rules: names NN_snake_case.ipynb; a title, and (lessons) "What you will learn", "Summary",
-"Exercises"; every code cell executed, in order, from a clean kernel; no stderr and no error
+"Exercises", (appendix notebooks) an italic summary line and no import from ``helpers``; every code cell executed, in order, from a clean kernel; no stderr and no error
 output except in cells marked to raise; no machine-specific metadata; navigation present and
 in sync; nothing after a cell tagged ``gpu`` uses a name that only that cell defines.
 """
@@ -29,6 +29,7 @@ ids = [p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS]
 LESSONS = [p for p in NOTEBOOKS if p.parent == ROOT / "notebooks"]
 lesson_ids = [p.name for p in LESSONS]
 SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+APPENDIX = sorted((ROOT / "notebooks" / "appendix").glob("*.ipynb"))
 
 
 def load(path: Path) -> dict:
@@ -70,6 +71,23 @@ def test_name_and_structure(path):
         for heading in ("## what you will learn", "## summary", "## exercises", "## further reading"):
             assert heading in text, f"{path.name}: no '{heading}' section"
         assert "why your numbers may differ" in text, f"{path.name}: no 'Why your numbers may differ' note"
+
+
+@pytest.mark.parametrize("path", APPENDIX, ids=[p.name for p in APPENDIX])
+def test_appendix_notebook_structure(path):
+    # outside the numbered sequence: a '# ' title and an italic summary, and code that stands alone
+    cells = load(path)["cells"]
+    first = source(cells[0])
+    assert cells[0]["cell_type"] == "markdown" and first.startswith("# "), "first cell must be a '# ' title"
+    assert course.SUMMARY.search(first), "the first cell needs an italic one-line summary"
+    for i, cell in enumerate(c for c in cells if c["cell_type"] == "code"):
+        names = {
+            (alias.name if isinstance(node, ast.Import) else node.module or "").split(".")[0]
+            for node in ast.walk(ast.parse(source(cell)))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        assert "helpers" not in names, f"code cell {i} imports helpers: appendix code must stand alone"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)

@@ -2,12 +2,14 @@
 
     python tools/build_docs.py [--out site]
 
-Each lesson and solution notebook is converted with nbconvert's HTML exporter, from the outputs
-stored in it: nothing is re-executed, so the site shows exactly the committed CPU run (a notebook
-with a code cell that was never run, other than a cell tagged ``gpu``, stops the build). Plots are
-embedded as images and widget state as JSON, which the ipywidgets HTML manager turns back into
-live-looking widgets. Links between notebooks become links between pages, and the build fails if
-any relative link or script points at a file that is not in the site.
+Each lesson, solution and appendix notebook (``notebooks/appendix/``, whose pages go under
+``appendix/`` and are listed below the lessons on the index page) is converted with nbconvert's
+HTML exporter, from the outputs stored in it: nothing is re-executed, so the site shows exactly
+the committed CPU run (a notebook with a code cell that was never run, other than a cell tagged
+``gpu``, stops the build). Plots are embedded as images and widget state as JSON, which the
+ipywidgets HTML manager turns back into live-looking widgets. Links between notebooks become
+links between pages, and the build fails if any relative link or script points at a file that is
+not in the site.
 
 The site works offline: MathJax, RequireJS and the widget manager are copied into ``_static``
 from their npm packages (fetched once with ``npm pack`` into ``.cache/docs-vendor``), instead of
@@ -30,7 +32,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from course import describe, lesson_paths  # noqa: E402
+from course import SUMMARY, describe, lesson_paths  # noqa: E402
 
 VENDOR = ROOT / ".cache" / "docs-vendor"
 PACKAGES = {  # npm package -> (folder under _static, files to keep: prefixes inside the package)
@@ -144,7 +146,21 @@ def convert(path: Path, out: Path, static: str) -> None:
     out.write_text(body, encoding="utf-8")
 
 
-def index_page(lessons: list[Path], solutions: list[Path]) -> str:
+def appendix_paths() -> list[Path]:
+    return sorted((ROOT / "notebooks" / "appendix").glob("*.ipynb"))
+
+
+def describe_appendix(path: Path) -> tuple[str, str]:
+    """An appendix notebook's title (its '# ' heading) and its italic one-line summary."""
+    nb = nbformat.read(path, as_version=4)
+    first = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
+    title, summary = re.search(r"^# (.+)$", first, re.M), SUMMARY.search(first)
+    if title is None or summary is None:
+        raise SystemExit(f"{path.name}: its first cell needs a '# ' title and an italic one-line summary")
+    return title.group(1).strip(), summary.group(1).strip()
+
+
+def index_page(lessons: list[Path], solutions: list[Path], appendix: list[Path] | None = None) -> str:
     rows = []
     for path in lessons:
         info = describe(path)
@@ -168,13 +184,29 @@ def index_page(lessons: list[Path], solutions: list[Path]) -> str:
         "the course's reference CPU; to run them yourself, see the README.</p>"
         "<table><tr><th>#</th><th>Lesson</th><th>What it teaches</th><th></th></tr>"
         + "".join(rows)
-        + "</table></body></html>\n"
+        + "</table>"
+        + appendix_section(appendix or [])
+        + "</body></html>\n"
     )
+
+
+def appendix_section(appendix: list[Path]) -> str:
+    if not appendix:
+        return ""
+    items = []
+    for path in appendix:
+        title, summary = describe_appendix(path)
+        items.append(
+            f'<li><a href="appendix/{path.stem}.html">{html.escape(title)}</a>: '
+            f"{html.escape(summary).replace('`', '')}</li>"
+        )
+    return "<h2>Appendix</h2><ul>" + "".join(items) + "</ul>"
 
 
 def build(out: Path) -> Path:
     lessons = lesson_paths(ROOT / "notebooks")
     solutions = lesson_paths(ROOT / "notebooks" / "solutions")
+    appendix = appendix_paths()
     shutil.rmtree(out, ignore_errors=True)
     (out / "solutions").mkdir(parents=True)
     shutil.copytree(vendor(), out / "_static", ignore=shutil.ignore_patterns(".complete"))
@@ -182,7 +214,11 @@ def build(out: Path) -> Path:
         convert(path, out / f"{path.stem}.html", "_static")
     for path in solutions:
         convert(path, out / "solutions" / f"{path.stem}.html", "../_static")
-    (out / "index.html").write_text(index_page(lessons, solutions), encoding="utf-8")
+    if appendix:
+        (out / "appendix").mkdir()
+    for path in appendix:
+        convert(path, out / "appendix" / f"{path.stem}.html", "../_static")
+    (out / "index.html").write_text(index_page(lessons, solutions, appendix), encoding="utf-8")
     broken = broken_links(out)
     if broken:
         raise SystemExit("broken links in the site:\n  " + "\n  ".join(broken))

@@ -1,7 +1,9 @@
 """Re-execute notebooks from a clean kernel, save their outputs, and record how long each took.
 
+    python tools/execute.py                      # every lesson, solution and appendix notebook
     python tools/execute.py notebooks            # every lesson, in order
     python tools/execute.py notebooks/01_*.ipynb # some
+    python tools/execute.py notebooks/appendix   # the appendix (its notebooks are not numbered)
 
 The stored outputs are a CPU run wherever this runs: CUDA is hidden from the kernels
 (CUDA_VISIBLE_DEVICES is emptied), so cells tagged ``gpu`` are left unexecuted and the live-GPU
@@ -113,12 +115,22 @@ def run_and_save(path: Path) -> float:
     return seconds
 
 
+APPENDIX = "appendix"  # notebooks/appendix/: notebooks outside the numbered sequence, such as recipes
+
+
+def notebooks_in(folder: Path) -> list[Path]:
+    """The notebooks a folder argument stands for: the numbered ones, or every one in an appendix."""
+    return sorted(folder.glob("*.ipynb")) if folder.name == APPENDIX else lesson_paths(folder)
+
+
 def main(argv: list[str]) -> int:
     # The committed outputs are a CPU run: the kernels (which inherit this) see no CUDA device.
     # Set here, not at import, so that importing this module (the tests do) hides nothing.
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    targets = [Path(a) for a in argv[1:]] or [Path("notebooks"), Path("notebooks/solutions")]
-    paths = [p for t in targets for p in (lesson_paths(t) if t.is_dir() else [t])]
+    targets = [Path(a) for a in argv[1:]] or [
+        Path("notebooks"), Path("notebooks/solutions"), Path("notebooks") / APPENDIX
+    ]
+    paths = [p for t in targets for p in (notebooks_in(t) if t.is_dir() else [t])]
     times = json.loads(RUN_TIMES.read_text()) if RUN_TIMES.exists() else {"seconds": {}}
     for path in paths:
         print(f"executing {path} ...", flush=True)
