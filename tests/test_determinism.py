@@ -398,7 +398,7 @@ def test_resume_epoch_refuses_a_sampler_it_cannot_restore():
         assert len(list(resume_epoch(loader, state, 1))) == len(loader) - 1
 
 
-# --- philox_randn (lesson 12) ---------------------------------------------------------------------
+# --- philox_randn (lesson 13) ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

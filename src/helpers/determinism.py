@@ -631,7 +631,7 @@ def philox_randn(n: int, seed: int) -> torch.Tensor:
     transform (``_curand_box_muller`` in ``curand_normal.h``), in float32 with the constants
     ``2.3283064e-10f`` and ``2.3283064e-10f * 6.2831855f``. The logarithm and sine are taken here in
     float64, while a GPU uses its fast ``__sincosf``: the results match the four decimals reported
-    in PyTorch issue #79496, and may differ from a GPU's in later digits. Introduced in lesson 12.
+    in PyTorch issue #79496, and may differ from a GPU's in later digits. Introduced in lesson 13.
     """
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 256:
         raise ValueError(f"n must be an int from 1 to 256 (one thread per element), got {n!r}")

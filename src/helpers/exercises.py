@@ -840,28 +840,28 @@ def _ex_10_3(answer: object) -> tuple[bool, str]:
     return True, "it accepts every correct order and rejects a 1% error: a test with teeth."
 
 
-def _ex_12_1(answer: object) -> tuple[bool, str]:
+def _ex_13_1(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str) or answer.strip().lower() not in ("matmul", "conv", "convolution"):
         return False, 'answer "matmul" or "conv".'
     if answer.strip().lower() == "matmul":
-        return False, "section 12.2: which TF32 setting is on by default, cuda.matmul's or cudnn.conv's?"
+        return False, "section 13.2: which TF32 setting is on by default, cuda.matmul's or cudnn.conv's?"
     return True, (
         "a convolution: torch.backends.cudnn.conv.fp32_precision is 'tf32' by default (cudnn.allow_tf32 "
         "in the older API), while float32 matrix products keep float32 unless TF32 is switched on."
     )
 
 
-def _ex_12_2(answer: object) -> tuple[bool, str]:
+def _ex_13_2(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str):
         return False, "answer with the argument's name, as a string."
     if answer.strip() == "weights_only":
         return False, "weights_only decides what may be unpickled, not where storages go."
     if answer.strip() != "map_location":
-        return False, "section 12.12 (and lesson 07): the argument that redirects storages to another device."
+        return False, "section 13.12 (and lesson 07): the argument that redirects storages to another device."
     return True, "torch.load(path, map_location='cpu')."
 
 
-def _ex_12_3(answer: object) -> tuple[bool, str]:
+def _ex_13_3(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, bool):
         return False, "answer True or False."
     if answer:
@@ -937,6 +937,119 @@ def _ex_11_5(answer: object) -> tuple[bool, str]:
     )
 
 
+_NET_MODULES = ("standardise", "embed", "embed.0", "embed.1", "pool", "drop", "head")
+
+
+def _ex_12_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str):
+        return False, "answer with a module's name in capstone.Net, as a string (as named_modules() gives it)."
+    name = answer.strip()
+    if name == "pool":
+        return True, (
+            "pool (SumPerBag): index_put_(accumulate=True) on float32 adds atomically from several "
+            "threads (lesson 04), so its result depends on the thread count, and on timing."
+        )
+    if name.lower() in ("sumperbag", "standardise()", "linear", "dropout", "relu"):
+        return False, "that is a class; answer with the module's name in the model, as named_modules() lists it."
+    if name in ("embed", "embed.0", "head"):
+        return False, (
+            "a Linear layer's matrix product may depend on the thread count with some BLAS libraries, "
+            "but the source in section 12.1 has a kernel that adds from several threads at once (lesson 04)."
+        )
+    if name in ("standardise", "embed.1", "drop"):
+        return False, "that module works element by element: no output is a sum, so no thread count changes an order."
+    return False, f"capstone.Net has no module of that name; its modules are {', '.join(_NET_MODULES)}."
+
+
+def _ex_12_2(answer: object) -> tuple[bool, str]:
+    from helpers.capstone import NoisyBags
+
+    if not callable(answer):
+        return False, "answer with a function make_dataset(seed) that returns a capstone.NoisyBags."
+    with torch.random.fork_rng(devices=[]):  # whatever the function draws, the caller's generator is untouched
+        try:
+            torch.manual_seed(1)
+            before = torch.get_rng_state()
+            first = answer(7)
+            reseeds = not torch.equal(torch.get_rng_state(), before)
+            torch.manual_seed(2)
+            torch.rand(5)  # something else draws before the second call
+            again, other = answer(7), answer(8)
+        except Exception as exc:  # the learner's function: report any failure as a hint
+            return False, f"calling make_dataset(7) failed: {type(exc).__name__}: {exc}"
+    for dataset in (first, again, other):
+        if not isinstance(dataset, NoisyBags) or not isinstance(getattr(dataset, "items", None), torch.Tensor):
+            return False, f"make_dataset must return a capstone.NoisyBags; it returned {describe(dataset)}."
+    if reseeds:
+        return False, (
+            "it draws from, or reseeds, the global generator: every later draw of the program (initial "
+            "weights, dropout) then depends on the dataset. Give the dataset a generator of its own."
+        )
+    if not _equal(first.items.shape, again.items.shape) or not torch.equal(first.items, again.items):
+        return False, (
+            "two datasets built with seed 7 differ once something else drew in between: "
+            "their noise still depends on the global generator (section 12.3)."
+        )
+    if torch.equal(first.items, other.items):
+        return False, "seeds 7 and 8 give the same noise: the seed must reach the dataset's generator."
+    return True, "NoisyBags(torch.Generator().manual_seed(seed)): the noise depends on the seed alone."
+
+
+def _ex_12_3(answer: object) -> tuple[bool, str]:
+    if isinstance(answer, str):
+        name = answer.strip().lower().removeprefix("torch.")
+    elif isinstance(answer, torch.dtype):
+        name = str(answer).removeprefix("torch.")
+    else:
+        return False, "answer with a torch.dtype, such as torch.float32."
+    if name in ("bfloat16", "bf16"):
+        return True, (
+            "bfloat16: B's forward runs under autocast, and first_divergence judges each module against "
+            "the rounding of the coarser of the two dtypes, so an error that bfloat16 explains passes."
+        )
+    if name in ("float32", "float"):
+        return False, (
+            "float32's tolerance for K = 8 is near 1e-6, as in the rows that differ by nothing; "
+            "embed.0's tolerance is far larger. Which dtype does B's Config ask for?"
+        )
+    if name in ("float16", "half"):
+        return False, "a 16-bit format, but not the one B's Config asks autocast for."
+    return False, "answer with the torch.dtype whose rounding the tolerance of embed.0 allows for."
+
+
+def _ex_12_4(answer: object) -> tuple[bool, str]:
+    import dataclasses
+
+    from helpers import capstone
+
+    if not isinstance(answer, capstone.Config):
+        return False, "answer with a capstone.Config, for example dataclasses.replace(C, ...)."
+    a_fixed = dataclasses.replace(
+        capstone.A, deterministic=True, data_seed=0, stats_as_buffers=True, eval_after_load=True
+    )
+    if answer.from_checkpoint is not True:
+        return False, "the server must keep loading the checkpoint (from_checkpoint=True): fix what goes wrong there."
+    if not (_equal(answer.seed, a_fixed.seed) and _equal(answer.steps, a_fixed.steps)):
+        return False, "the seed of the initial weights and the number of steps must be A_fixed's too."
+    if answer.data_seed is None:
+        return False, "section 12.3: C's noise still comes from the global generator."
+    if not _equal(answer.data_seed, a_fixed.data_seed):
+        return False, "a generator of its own is right, but seeded unlike A_fixed's, so C's data differ from A's."
+    if answer.stats_as_buffers is not True or answer.eval_after_load is not True:
+        return False, "section 12.4: first_divergence would still name a module of C's reloaded model."
+    if answer.bf16 is not False:
+        return False, "section 12.4: one part of C's forward pass still runs in another precision."
+    if not _equal(answer.threads, a_fixed.threads):
+        return False, (
+            "section 12.2's fingerprint diff would still have rows: with another thread count, "
+            "the order of some sums differs, and nothing promises the same bits (section 12.5)."
+        )
+    ours, theirs = capstone.train(a_fixed), capstone.train(answer)
+    if ours.losses != theirs.losses or not torch.equal(ours.predictions, theirs.predictions):
+        return False, "every setting matches, yet the bits differ here: please report this."
+    return True, "the same code, seed, data and settings as A_fixed: the same bits, served from the checkpoint."
+
+
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
@@ -985,9 +1098,13 @@ _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {
     "11.3": ("the DistributedSampler method to call every epoch", _ex_11_3),
     "11.4": ("a set of the world sizes where dividing first can change the bits", _ex_11_4),
     "11.5": ("the DataLoader argument that sets the workers' base seed", _ex_11_5),
-    "12.1": ('"matmul" or "conv"', _ex_12_1),
-    "12.2": ("the name of torch.load's argument, as a string", _ex_12_2),
-    "12.3": ("True or False", _ex_12_3),
+    "13.1": ('"matmul" or "conv"', _ex_13_1),
+    "13.2": ("the name of torch.load's argument, as a string", _ex_13_2),
+    "13.3": ("True or False", _ex_13_3),
+    "12.1": ("the name of the module whose result depends on the thread count", _ex_12_1),
+    "12.2": ("a function make_dataset(seed) returning a capstone.NoisyBags", _ex_12_2),
+    "12.3": ("the torch.dtype whose tolerance first_divergence used for embed.0", _ex_12_3),
+    "12.4": ("a capstone.Config for the server C", _ex_12_4),
 }
 
 
