@@ -460,3 +460,276 @@ def test_the_valid_call_works():
 @EXAMPLES
 def test_bad_input_gets_a_clear_error(case, param, data):
     check_case(case, param, data)
+
+
+# ---------------------------------------------------------------- review fixes: first_divergence
+
+
+class _DoublesInPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        x.mul_(2)
+        return self.fc(x)
+
+
+@pytest.mark.parametrize(
+    "make", [_DoublesInPlace, lambda: nn.Sequential(nn.ReLU(inplace=True), nn.Linear(4, 3))]
+)
+def test_each_model_gets_its_own_copy_of_the_inputs(make):
+    torch.manual_seed(0)
+    a = make()
+    x = torch.randn(5, 4)
+    before = x.clone()
+    assert first_divergence(a, copy.deepcopy(a), x).module is None
+    assert torch.equal(x, before)  # the caller's tensor is unchanged
+    found = first_divergence(a, copy.deepcopy(a), x)
+    assert all(row[4] == 0.0 for row in found.table.rows)  # model_b saw what model_a saw
+
+
+def test_models_run_from_the_same_seed_without_touching_the_callers_random_state():
+    model = _mlp().train()  # its Dropout draws random masks
+    state = torch.get_rng_state()
+    assert first_divergence(model, model, X_MLP).module is None
+    assert first_divergence(model, copy.deepcopy(model), X_MLP).module is None
+    assert torch.equal(torch.get_rng_state(), state)
+    b = _mlp()
+    b[3].train()
+    assert first_divergence(_mlp(), b, X_MLP).module == "3"  # eval against train still differs
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+class _PatchPos(nn.Module):
+    """ViT-like: a position embedding added in the model's own code."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Linear(8, 16)
+        self.pos = nn.Parameter(torch.randn(4, 16))
+        self.blocks = nn.Sequential(nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 16))
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x):
+        x = self.patch(x) + self.pos
+        x = self.blocks(x)
+        return self.head(x.mean(1))
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 16), nn.Linear(16, 4)
+        self.scale = nn.Parameter(torch.full((16,), 0.5))
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)) * self.scale)
+
+
+@pytest.mark.parametrize(
+    "make, x, parameter, factor, expected",
+    [
+        (_PatchPos, torch.randn(2, 4, 8), "pos", 1.05, "(model) (its own code, before blocks)"),
+        (_Scaled, torch.randn(6, 8), "scale", 1.01, "(model) (its own code, before fc2)"),
+    ],
+)
+def test_a_difference_made_in_a_containers_own_code_is_named(make, x, parameter, factor, expected):
+    torch.manual_seed(0)
+    a = make()
+    b = copy.deepcopy(a)
+    with torch.no_grad():
+        getattr(b, parameter).mul_(factor)
+    assert first_divergence(a, b, x).module == expected
+    assert first_divergence(a, copy.deepcopy(a), x).module is None
+    assert first_divergence(a, copy.deepcopy(a).double(), x).module is None
+
+
+class _TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 4))
+
+    def forward(self, x):
+        return x @ self.w, {"sum": x.sum(-1)}
+
+
+class _UsesTwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads, self.fc = _TwoHeads(), nn.Linear(4, 2)
+
+    def forward(self, x):
+        h, extra = self.heads(x)
+        return self.fc(h) + extra["sum"][:, None]
+
+
+def test_a_module_with_a_tuple_output_is_judged_on_every_tensor():
+    torch.manual_seed(0)
+    a = _UsesTwoHeads()
+    x = torch.randn(5, 8)
+    b = copy.deepcopy(a)
+    with torch.no_grad():
+        b.heads.w.mul_(1.01)
+    found = first_divergence(a, b, x)
+    assert found.module == "heads"
+    row = next(r for r in found.table.rows if r[0] == "heads")
+    assert row[2] == "(5, 4), (5)" and row[-1] == "FAIL"
+    assert first_divergence(a, copy.deepcopy(a).double(), x).module is None
+
+
+def test_an_attention_weight_used_through_the_functional_api_is_found():
+    torch.manual_seed(0)
+    for training in (False, True):  # the fused fast path in eval mode, the modules in training mode
+        a = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.1, batch_first=True).train(training)
+        b = copy.deepcopy(a)
+        with torch.no_grad():
+            b.self_attn.in_proj_weight.mul_(1.01)
+        x = torch.randn(2, 5, 16)
+        assert first_divergence(a, b, x).module is not None
+        assert first_divergence(a, copy.deepcopy(a), x).module is None
+        assert first_divergence(a, copy.deepcopy(a).double(), x).module is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ill_conditioned_softmax_and_layernorm_are_not_blamed_in_a_float64_comparison(seed):
+    torch.manual_seed(seed)
+    softmax = nn.Sequential(nn.Linear(64, 64), nn.Softmax(-1))
+    x = torch.randn(32, 64) * 10
+    with torch.no_grad():
+        assert 4 < float(softmax[0](x).std()) < 8  # logits of std about 6
+    assert first_divergence(softmax, copy.deepcopy(softmax).double(), x).module is None
+    norm = nn.Sequential(nn.Linear(64, 64), nn.LayerNorm(64))
+    with torch.no_grad():
+        norm[0].bias.add_(100.0)  # a large mean: LayerNorm's subtraction cancels
+    assert first_divergence(norm, copy.deepcopy(norm).double(), torch.randn(32, 64)).module is None
+
+
+class _Blows(nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.fc, self.value = nn.Linear(3, 3), value
+
+    def forward(self, x):
+        y = self.fc(x)
+        if self.value is not None:
+            y = y.clone()
+            y[0, 0] = self.value
+        return y
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_an_infinity_or_nan_against_a_finite_number_is_an_infinite_error(value):
+    torch.manual_seed(0)
+    a = _Blows(None)
+    b = copy.deepcopy(a)
+    b.value = value
+    found = first_divergence(a, b, torch.randn(2, 3))
+    assert found.module == "(model)"
+    assert found.table.rows[-1][4] == math.inf
+
+
+class _Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(1))
+
+    def forward(self, x):
+        return x * self.w
+
+
+def test_an_all_zero_reference_is_judged_on_the_other_sides_scale():
+    from helpers.diagnose import _error
+
+    e = _error(torch.zeros(4), torch.full((4,), 1e-3), torch.device("cpu"))[0]
+    assert e == pytest.approx(1.0)
+    # 2e-8 is 0 in float16 and below its smallest normal number: a tiny difference, not an infinite one
+    found = first_divergence(_Scale().half(), _Scale(), torch.full((4,), 2e-8))
+    assert found.module is None
+    assert all(math.isfinite(row[4]) and row[4] < 1e-3 for row in found.table.rows)
+
+
+class _Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.dec = self.enc  # tied: one module, two names
+
+    def forward(self, x):
+        return self.dec(torch.tanh(self.enc(x)))
+
+
+def test_a_module_registered_under_two_names_is_labelled_by_both():
+    torch.manual_seed(0)
+    a = _Tied()
+    names = [row[0] for row in first_divergence(a, copy.deepcopy(a), torch.randn(3, 4)).table.rows]
+    assert names == ["enc = dec", "enc = dec (call 2)", "(model)"]
+
+
+@pytest.mark.parametrize("shape, k", [((2, 3, 5), 2), ((2, 3), 3), ((4,), 4), ((2, 3, 4, 5), 3)])
+def test_softmax_without_a_dim_uses_the_legacy_dim(shape, k):
+    import warnings
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(shape[-1], shape[-1]), nn.Softmax(dim=None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Implicit dimension choice for softmax has been deprecated"
+        found = first_divergence(model, copy.deepcopy(model), torch.randn(shape))
+    assert found.table.rows[1][1] == "Softmax" and found.table.rows[1][3] == k
+
+
+# ---------------------------------------------------------------- review fixes: fingerprint
+
+NEW_KEYS = [
+    "numpy", "nvidia_driver", "backends.cudnn.enabled", "backends.mkldnn.enabled", "backends.cuda.flash_sdp",
+    "backends.cuda.mem_efficient_sdp", "backends.cuda.math_sdp", "backends.cuda.cudnn_sdp",
+    "backends.cuda.fp16_bf16_reduction_math_sdp", "backends.cuda.preferred_blas_library",
+    "backends.cuda.preferred_linalg_library", "backends.mha.fastpath", "backends.opt_einsum.enabled",
+    "backends.opt_einsum.strategy", "env.MKL_ENABLE_INSTRUCTIONS", "env.TORCH_BLAS_PREFER_CUBLASLT",
+]
+
+
+def test_fingerprint_records_the_kernel_switches_and_more_versions():
+    import numpy
+
+    record = fingerprint()
+    missing = [k for k in NEW_KEYS if k not in record]
+    assert not missing
+    assert record["numpy"] == numpy.__version__
+    if hasattr(torch.backends.mkldnn, "deterministic"):
+        assert record["backends.mkldnn.deterministic"] == torch.backends.mkldnn.deterministic
+    assert "MKL_ENABLE_INSTRUCTIONS" not in RESULT_ENV_VARS  # the fingerprint's own list only
+    assert "TORCH_BLAS_PREFER_CUBLASLT" not in RESULT_ENV_VARS
+    if not torch.cuda.is_available():
+        assert record["nvidia_driver"] is None
+
+
+@pytest.mark.parametrize(
+    "key, get, set_",
+    [
+        (
+            "backends.mha.fastpath",
+            torch.backends.mha.get_fastpath_enabled,
+            torch.backends.mha.set_fastpath_enabled,
+        ),
+        ("backends.cuda.math_sdp", torch.backends.cuda.math_sdp_enabled, torch.backends.cuda.enable_math_sdp),
+        ("backends.cuda.flash_sdp", torch.backends.cuda.flash_sdp_enabled,
+         torch.backends.cuda.enable_flash_sdp),
+        (
+            "backends.mkldnn.enabled",
+            lambda: torch.backends.mkldnn.enabled,
+            lambda v: setattr(torch.backends.mkldnn, "enabled", v),
+        ),
+    ],
+)
+def test_fingerprint_follows_the_kernel_switches(key, get, set_):
+    old = get()
+    assert _changed_keys(lambda: set_(not old), lambda: set_(old)) == {key}
+
+
+@pytest.mark.parametrize("name", ["MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT"])
+def test_fingerprint_follows_its_own_environment_variables(name, monkeypatch):
+    monkeypatch.delenv(name, raising=False)
+    before = fingerprint()
+    monkeypatch.setenv(name, "1")
+    assert {row[0] for row in diff_fingerprints(before, fingerprint()).rows} == {f"env.{name}"}

@@ -1,6 +1,6 @@
 """Debugging a mismatch: record what decides the numbers, and find the first module that diverges.
 
-``fingerprint()`` records every setting that changes which numbers this process computes, as a flat
+``fingerprint()`` records the settings that decide which numbers this process computes, as a flat
 dict that ``json.dump`` writes; ``diff_fingerprints`` lists the settings in which two such records
 differ; ``python -m helpers.fingerprint`` does both from a shell (``helpers/fingerprint.py``).
 ``first_divergence`` runs two copies of a model and names the first module whose output differs by
@@ -13,6 +13,7 @@ import math
 import os
 import platform
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -29,8 +30,12 @@ __all__ = ["Divergence", "FINGERPRINT_ENV_VARS", "diff_fingerprints", "fingerpri
 Scalar = str | int | float | bool | None
 
 #: The environment variables a fingerprint records: those that change results
-#: (``helpers.devices.RESULT_ENV_VARS``) and ``PYTHONHASHSEED``, which orders sets of strings.
-FINGERPRINT_ENV_VARS = (*RESULT_ENV_VARS, "PYTHONHASHSEED")
+#: (``helpers.devices.RESULT_ENV_VARS``), ``PYTHONHASHSEED``, which orders sets of strings,
+#: ``MKL_ENABLE_INSTRUCTIONS``, which caps the instruction set MKL dispatches to, and
+#: ``TORCH_BLAS_PREFER_CUBLASLT``, which makes torch prefer cuBLASLt for CUDA matmuls.
+FINGERPRINT_ENV_VARS = (
+    *RESULT_ENV_VARS, "PYTHONHASHSEED", "MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT"
+)
 
 # Keys for the rows of helpers.devices._precision_settings (the one place that knows which
 # precision API this torch has); a row not listed here gets a key made from its name.
@@ -84,34 +89,106 @@ def _library_versions() -> tuple[str | None, str | None, str | None]:
 
 
 def _cuda_devices() -> str | None:
-    if not torch.cuda.is_available():
-        return None
-    names = []
-    for i in range(torch.cuda.device_count()):
-        major, minor = torch.cuda.get_device_capability(i)
-        names.append(f"{torch.cuda.get_device_name(i)} ({major}.{minor})")
+    """Each GPU's name and compute capability; a note instead of an error when CUDA cannot be
+    queried (a broken driver, a device in exclusive use by another process)."""
+    try:
+        if not torch.cuda.is_available():
+            return None
+        names = []
+        for i in range(torch.cuda.device_count()):
+            major, minor = torch.cuda.get_device_capability(i)
+            names.append(f"{torch.cuda.get_device_name(i)} ({major}.{minor})")
+    except (RuntimeError, AssertionError) as error:
+        return f"(unreadable: {type(error).__name__})"
     return "; ".join(names)
 
 
+def _numpy_version() -> str | None:
+    """The NumPy version (of the loaded module, else the installed one), without importing it."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        return getattr(numpy, "__version__", None)
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return version("numpy")
+    except PackageNotFoundError:
+        return None
+
+
+def _nvidia_driver() -> str | None:
+    """The NVIDIA kernel driver's version from ``/proc/driver/nvidia/version`` (Linux), else None.
+
+    torch has no API for it, and running ``nvidia-smi`` would cost a process; a machine without
+    that file (Windows, no GPU) records None.
+    """
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as f:
+            match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)", f.read())
+    except OSError:
+        return None
+    return match.group(1) if match else None
+
+
+def _backend_settings() -> dict[str, object]:
+    """The backend switches that choose kernels: which may run, and which library is preferred."""
+    b = torch.backends
+    cuda = getattr(b, "cuda", None)
+    reads = {
+        "backends.cudnn.enabled": lambda: b.cudnn.enabled,
+        "backends.mkldnn.enabled": lambda: b.mkldnn.enabled,
+        "backends.mkldnn.deterministic": lambda: b.mkldnn.deterministic,
+        "backends.cuda.flash_sdp": lambda: cuda.flash_sdp_enabled(),
+        "backends.cuda.mem_efficient_sdp": lambda: cuda.mem_efficient_sdp_enabled(),
+        "backends.cuda.math_sdp": lambda: cuda.math_sdp_enabled(),
+        "backends.cuda.cudnn_sdp": lambda: cuda.cudnn_sdp_enabled(),
+        "backends.cuda.fp16_bf16_reduction_math_sdp": lambda: cuda.fp16_bf16_reduction_math_sdp_allowed(),
+        "backends.cuda.preferred_blas_library": lambda: _enum_name(cuda.preferred_blas_library()),
+        "backends.cuda.preferred_linalg_library": lambda: _enum_name(cuda.preferred_linalg_library()),
+        "backends.mha.fastpath": lambda: b.mha.get_fastpath_enabled(),
+        "backends.opt_einsum.enabled": lambda: b.opt_einsum.enabled,
+        "backends.opt_einsum.strategy": lambda: b.opt_einsum.strategy,
+    }
+    values = {key: _read(read) for key, read in reads.items()}
+    return {key: value for key, value in values.items() if value is not _ABSENT}
+
+
+def _enum_name(value: object) -> object:
+    """``Cublas`` for ``torch._C._BlasBackend.Cublas``; other values unchanged."""
+    return getattr(value, "name", value)
+
+
 def fingerprint() -> dict[str, Scalar]:
-    """A flat record of every setting that decides which numbers this process computes.
+    """A flat record of the settings that decide which numbers this process computes.
 
     Keys are short stable strings; values are JSON scalars (str, int, float, bool or None), so
     ``json.dump`` writes it and ``json.load`` gives it back unchanged. The groups:
 
-    * versions and hardware: ``python``, ``platform``, ``torch``, ``cuda`` (the CUDA torch was
-      built with), ``cudnn``, ``mkl`` and ``mkl_version``, ``onednn`` and ``onednn_version``,
-      ``blas``, ``cpu`` (the CPU's model name), ``cpu_capability`` (the SIMD level of PyTorch's
-      CPU kernels), ``cuda_devices`` (each GPU's name and compute capability), ``mps``;
+    * versions and hardware: ``python``, ``platform``, ``torch``, ``numpy``, ``cuda`` (the CUDA
+      torch was built with), ``cudnn``, ``mkl`` and ``mkl_version``, ``onednn`` and
+      ``onednn_version``, ``blas``, ``cpu`` (the CPU's model name), ``cpu_capability`` (the SIMD
+      level of PyTorch's CPU kernels), ``cuda_devices`` (each GPU's name and compute capability),
+      ``nvidia_driver`` (Linux only, from ``/proc/driver/nvidia/version``; else None), ``mps``;
     * ``threads.intra_op``, ``threads.inter_op``, ``default_dtype``;
     * ``precision.*``: ``precision.float32_matmul`` and the reduced-precision switches this torch
-      has (the ``fp32_precision`` settings, or the older ``allow_tf32`` flags, and cuBLAS's
-      reduced-precision reductions);
+      has (the ``fp32_precision`` settings, or on an older torch the ``allow_tf32`` flags, and
+      cuBLAS's reduced-precision reductions);
+    * ``backends.*``: the kernel switches: ``cudnn.enabled``, ``mkldnn.enabled`` and
+      ``mkldnn.deterministic``, the scaled-dot-product-attention kernels (``cuda.flash_sdp``,
+      ``cuda.mem_efficient_sdp``, ``cuda.math_sdp``, ``cuda.cudnn_sdp``,
+      ``cuda.fp16_bf16_reduction_math_sdp``), ``cuda.preferred_blas_library`` and
+      ``cuda.preferred_linalg_library``, ``mha.fastpath`` (the fused path of
+      ``nn.MultiheadAttention`` and ``nn.TransformerEncoderLayer``), ``opt_einsum.enabled`` and
+      ``opt_einsum.strategy``;
     * ``deterministic.*``: ``algorithms``, ``warn_only``, ``cudnn``, ``cudnn_benchmark``,
       ``fill_uninitialized_memory``;
     * ``env.NAME`` for each of ``FINGERPRINT_ENV_VARS``: its value, or None when unset.
 
-    A setting this torch does not have is left out. Introduced in lesson 12.
+    A setting this torch does not have is left out. It does not record what no setting decides:
+    the numbers a program's own code or data feed in, or a library that torch loads outside these
+    (a plugin's kernels, say). Introduced in lesson 12.
     """
     mkl_version, onednn_version, blas = _library_versions()
     capability = _read(lambda: torch.backends.cpu.get_cpu_capability())
@@ -120,6 +197,7 @@ def fingerprint() -> dict[str, Scalar]:
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
         "torch": torch.__version__,
+        "numpy": _numpy_version(),
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "mkl": torch.backends.mkl.is_available(),
@@ -130,6 +208,7 @@ def fingerprint() -> dict[str, Scalar]:
         "cpu": _cpu_name(),
         "cpu_capability": None if capability is _ABSENT else capability,
         "cuda_devices": _cuda_devices(),
+        "nvidia_driver": _nvidia_driver() if torch.cuda.is_available() else None,
         "mps": bool(mps is not None and mps.is_available()),
         "threads.intra_op": torch.get_num_threads(),
         "threads.inter_op": torch.get_num_interop_threads(),
@@ -138,6 +217,7 @@ def fingerprint() -> dict[str, Scalar]:
     for name, value in _precision_settings():
         key = _PRECISION_KEYS.get(name) or "precision." + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
         record[key] = value
+    record.update(_backend_settings())
     determinism = {
         "deterministic.algorithms": _read(torch.are_deterministic_algorithms_enabled),
         "deterministic.warn_only": _read(torch.is_deterministic_algorithms_warn_only_enabled),
@@ -206,8 +286,10 @@ class Divergence:
     """What :func:`first_divergence` found. Introduced in lesson 12.
 
     ``module`` is the qualified name (as ``named_modules()`` gives it; ``"(model)"`` for the model
-    itself) of the first module whose output differs by more than its input's difference explains,
-    or None when no module does. ``table`` has one row per module call, in the order the calls
+    itself) of the first module whose output differs by more than its input's difference explains;
+    for a difference made in a module's own code between the calls it makes,
+    ``"<parent> (its own code, before <call>)"`` or ``"(model) (its own code)"``; None when
+    nothing diverges. ``table`` has one row per module call, in the order the calls
     finished (a container after the modules it ran): module, type, output shape, K, max rel error,
     max ULP, tolerance, verdict.
     """
@@ -240,6 +322,20 @@ def _first_tensor(args: tuple) -> torch.Tensor | None:
     return next((a for a in args if isinstance(a, torch.Tensor)), None)
 
 
+def _softmax_dim(module: torch.nn.Module, x: torch.Tensor) -> int:
+    """The dim a Softmax, LogSoftmax or Softmin normalises: its ``dim``, or for ``dim=None``
+    ``torch.nn.functional``'s legacy rule (``F._get_softmax_dim``: 0 for 0-, 1- and 3-D inputs,
+    else 1)."""
+    if module.dim is not None:
+        return module.dim
+    return 0 if x.dim() in (0, 1, 3) else 1
+
+
+def _batch_statistics(module: torch.nn.Module) -> bool:
+    """True when a batch or instance norm normalises with the statistics of its input."""
+    return module.training or not module.track_running_stats or module.running_mean is None
+
+
 def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor) -> int:
     """How many terms each output element of ``module`` sums (its K); 1 for elementwise modules."""
     nn = torch.nn
@@ -257,11 +353,11 @@ def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor
     if isinstance(module, nn.modules.instancenorm._InstanceNorm) and x is not None:
         return _prod(x.shape[-_spatial_dims(module):])
     if isinstance(module, nn.modules.batchnorm._BatchNorm) and x is not None and x.dim() >= 2:
-        if module.training or not module.track_running_stats:  # statistics of this batch
+        if _batch_statistics(module):  # statistics of this batch
             return max(1, x.numel() // x.shape[1])
         return 1
     if isinstance(module, (nn.Softmax, nn.LogSoftmax, nn.Softmin)) and x is not None and x.dim() > 0:
-        return int(x.shape[module.dim if module.dim is not None else -1])
+        return int(x.shape[_softmax_dim(module, x)])
     if isinstance(module, (nn.modules.pooling._AvgPoolNd, nn.modules.pooling._LPPoolNd)):
         size = module.kernel_size
         return _prod(size) if isinstance(size, (tuple, list)) else int(size) ** _spatial_dims(module)
@@ -269,6 +365,43 @@ def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor
         n = _spatial_dims(module)
         return max(1, -(-_prod(x.shape[-n:]) // max(1, _prod(output.shape[-n:]))))  # ceil(in / out)
     return 1
+
+
+def _condition(module: torch.nn.Module, args: tuple) -> float:
+    """How much ``module`` may amplify the relative error of its input and of its own first steps.
+
+    A softmax turns an absolute error d of a logit into a relative error of about d in its output,
+    so its input's relative error grows by up to the largest ``|input|``; a norm that subtracts the
+    mean turns a relative error of its input into one ``|mean| / std`` times larger in its output
+    (LayerNorm, GroupNorm, and InstanceNorm or BatchNorm using the batch's statistics). At least
+    1; 1 for every other module.
+    """
+    nn = torch.nn
+    x = _first_tensor(args)
+    if x is None or not x.is_floating_point() or x.numel() == 0:
+        return 1.0
+    x = x.detach().to(torch.float64)
+    groups = None
+    if isinstance(module, (nn.Softmax, nn.LogSoftmax, nn.Softmin)):
+        finite = x[torch.isfinite(x)]
+        c = float(finite.abs().max()) if finite.numel() else 1.0
+        return c if math.isfinite(c) and c > 1.0 else 1.0
+    if isinstance(module, nn.LayerNorm) and module.normalized_shape:
+        groups = x.reshape(-1, _prod(module.normalized_shape))
+    elif isinstance(module, nn.GroupNorm) and x.dim() >= 2:
+        groups = x.reshape(x.shape[0], module.num_groups, -1).flatten(0, 1)
+    elif isinstance(module, nn.modules.instancenorm._InstanceNorm) and _batch_statistics(module):
+        groups = x.reshape(-1, _prod(x.shape[-_spatial_dims(module):]))
+    elif isinstance(module, nn.modules.batchnorm._BatchNorm) and x.dim() >= 2 and _batch_statistics(module):
+        groups = x.transpose(0, 1).reshape(x.shape[1], -1)
+    if groups is None or groups.numel() == 0:
+        return 1.0
+    eps = float(getattr(module, "eps", 0.0) or 0.0)
+    mean = groups.mean(dim=1)
+    std = (groups.var(dim=1, unbiased=False) + eps).sqrt()
+    ratio = (mean.abs() / std).nan_to_num(nan=1.0, posinf=1.0)
+    c = float(ratio.max())
+    return c if math.isfinite(c) and c > 1.0 else 1.0
 
 
 def _tensors(value: object) -> list[torch.Tensor]:
@@ -288,9 +421,23 @@ class _Call:
 
     name: str
     module: torch.nn.Module
-    start: int  # when the call started (a counter of calls)
+    start: int  # when the call started (a counter of the starts and ends of calls)
     inputs: list[torch.Tensor]
-    output: object = None
+    outputs: list[torch.Tensor] | None = None  # the tensors in its output
+    end: int = -1  # when it finished, on the same counter
+
+
+def _module_names(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
+    """Each module once, named by all its names: ``"enc = dec"`` for a module registered twice."""
+    names: dict[int, list[str]] = {}
+    modules: dict[int, torch.nn.Module] = {}
+    for name, module in model.named_modules(remove_duplicate=False):
+        if module is model:
+            names[id(module)] = [ROOT]
+        elif names.get(id(module)) != [ROOT]:
+            names.setdefault(id(module), []).append(name)
+        modules.setdefault(id(module), module)
+    return [(" = ".join(names[key]), module) for key, module in modules.items()]
 
 
 def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[_Call]:
@@ -315,14 +462,16 @@ def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> l
 
     def after(module, args, kwargs, output):
         call = stack.pop()
-        call.output = output.detach().clone() if isinstance(output, torch.Tensor) else None
+        call.outputs = [t.detach().clone() for t in _tensors(output)]
+        call.end = counter[0]
+        counter[0] += 1
         finished.append(call)
 
     handles = []
     saved = [(buf, buf.detach().clone()) for buf in model.buffers()]
     try:
-        for name, module in model.named_modules():
-            pre = module.register_forward_pre_hook(before(name or ROOT), prepend=True, with_kwargs=True)
+        for name, module in _module_names(model):
+            pre = module.register_forward_pre_hook(before(name), prepend=True, with_kwargs=True)
             handles += [pre, module.register_forward_hook(after, with_kwargs=True)]
         with torch.no_grad():
             model(*inputs)
@@ -335,6 +484,31 @@ def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> l
     return finished
 
 
+#: The seed each model's run starts from, so that two identical models draw the same random numbers.
+RUN_SEED = 0
+
+
+def _cuda_indices(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[int]:
+    """The CUDA devices the model's tensors and its inputs are on."""
+    indices = set()
+    for t in [*model.parameters(), *model.buffers(), *inputs]:
+        if t.device.type == "cuda":
+            indices.add(t.device.index if t.device.index is not None else torch.cuda.current_device())
+    return sorted(indices)
+
+
+def _run_seeded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[_Call]:
+    """``_run_recorded`` from ``RUN_SEED`` on the CPU and each CUDA device used, in a fork of the
+    random state: the caller's random numbers are neither consumed nor reseeded."""
+    devices = _cuda_indices(model, inputs)
+    with torch.random.fork_rng(devices=devices):
+        torch.random.default_generator.manual_seed(RUN_SEED)
+        for index in devices:  # only the forked devices: torch.manual_seed would reseed them all
+            with torch.cuda.device(index):
+                torch.cuda.manual_seed(RUN_SEED)
+        return _run_recorded(model, inputs)
+
+
 def _placement(model: torch.nn.Module) -> tuple[torch.device, torch.dtype | None]:
     """The device of the model's first parameter or buffer, and the dtype of its first floating one."""
     tensors = list(model.parameters()) + list(model.buffers())
@@ -344,34 +518,50 @@ def _placement(model: torch.nn.Module) -> tuple[torch.device, torch.dtype | None
 
 
 def _moved(inputs: tuple[torch.Tensor, ...], model: torch.nn.Module) -> tuple[torch.Tensor, ...]:
+    """Copies of ``inputs`` for ``model``: an in-place operation in it changes neither the caller's
+    tensors nor the other model's inputs."""
     device, dtype = _placement(model)
     return tuple(
-        x.to(device=device, dtype=dtype) if dtype is not None and x.is_floating_point() else x.to(device)
+        x.detach().to(device=device, dtype=dtype).clone()
+        if dtype is not None and x.is_floating_point()
+        else x.detach().to(device).clone()
         for x in inputs
     )
+
+
+def _real(t: torch.Tensor) -> torch.Tensor:
+    """A complex tensor as its real and imaginary parts; any other unchanged."""
+    return torch.view_as_real(t.resolve_conj()) if t.is_complex() else t
 
 
 def _error(
     a: torch.Tensor, b: torch.Tensor, device: torch.device
 ) -> tuple[float, torch.Tensor, torch.Tensor]:
-    """``(e, |a - b|, |a|)`` in float64, with ``e = max |a - b| / (|a| + mean |a|)``.
+    """``(e, |a - b|, |a|)`` in float64, with ``e = max |a - b| / (|a| + scale)``.
 
-    Relative to each entry plus the typical entry, so entries near zero (where a relative error
-    means little) are judged on the scale of the others, as lesson 10's ``atol = rtol * scale``
-    does: ``e`` is the smallest rtol that passes with that atol. Entries that are NaN or infinite
-    in one and not equal in the other count as an infinite error.
+    ``scale = max(mean |a|, mean |b|, tiny)`` over the finite entries, ``tiny`` being the smallest
+    normal number of the coarser dtype: relative to each entry plus the typical entry, so entries
+    near zero (where a relative error means little) are judged on the scale of the others, as
+    lesson 10's ``atol = rtol * scale`` does: ``e`` is the smallest rtol that passes with that
+    atol. An all-zero reference is judged on the scale of the other side. Entries that are NaN or
+    infinite in one and not equal in the other count as an infinite error.
     """
+    floating = a.is_floating_point() and b.is_floating_point()
+    tiny = torch.finfo(_coarser(a.dtype, b.dtype)).tiny if floating else 0.0
     a64 = a.detach().to(device=device, dtype=torch.float64)
     b64 = b.detach().to(device=device, dtype=torch.float64)
     same = (a64 == b64) | (torch.isnan(a64) & torch.isnan(b64))
     diff = torch.where(same, torch.zeros_like(a64), (a64 - b64).abs())
-    diff = torch.nan_to_num(diff, nan=math.inf)
+    diff = torch.nan_to_num(diff, nan=math.inf, posinf=math.inf)
     size = a64.abs()
-    finite = torch.isfinite(size)
-    scale = float(size[finite].mean()) if bool(finite.any()) else 0.0
+    scale = tiny
+    for side in (size, b64.abs()):
+        finite = torch.isfinite(side)
+        if bool(finite.any()):
+            scale = max(scale, float(side[finite].mean()))
     denom = torch.nan_to_num(size, posinf=0.0) + scale
     rel = torch.where(diff == 0, torch.zeros_like(diff), diff / denom)
-    rel = torch.nan_to_num(rel, nan=math.inf)
+    rel = torch.nan_to_num(rel, nan=math.inf, posinf=math.inf)
     return (float(rel.max()) if rel.numel() else 0.0), diff, size
 
 
@@ -381,6 +571,7 @@ def _incoming_error(a: _Call, b: _Call, device: torch.device) -> float:
         return math.inf
     worst = 0.0
     for x, y in zip(a.inputs, b.inputs, strict=True):
+        x, y = _real(x), _real(y)
         if x.shape != y.shape:
             return math.inf
         if x.is_floating_point() and y.is_floating_point():
@@ -389,6 +580,13 @@ def _incoming_error(a: _Call, b: _Call, device: torch.device) -> float:
         elif not torch.equal(x.cpu(), y.cpu()):
             return math.inf
     return worst
+
+
+def _input_dtype(a: _Call, b: _Call) -> torch.dtype | None:
+    """The coarser dtype of the first floating inputs of the two calls."""
+    x = next((t for t in a.inputs if t.is_floating_point()), None)
+    y = next((t for t in b.inputs if t.is_floating_point()), None)
+    return None if x is None or y is None else _coarser(x.dtype, y.dtype)
 
 
 def _coarser(x: torch.dtype, y: torch.dtype) -> torch.dtype:
@@ -414,6 +612,37 @@ def _shape(t: torch.Tensor) -> str:
     return "(" + ", ".join(str(s) for s in t.shape) + ")"
 
 
+def _shapes(tensors: list[torch.Tensor]) -> str:
+    return ", ".join(_shape(t) for t in tensors)
+
+
+def _compare(
+    xs: list[torch.Tensor], ys: list[torch.Tensor], tol: float, atol: float | None, device: torch.device
+) -> tuple[float, bool, int | None]:
+    """``(e, passed, max ULP)`` over paired tensors of equal shapes: ``e`` is the largest error;
+    integer and bool tensors must be equal."""
+    worst, ok, ulps = 0.0, True, []
+    for x, y in zip(xs, ys, strict=True):
+        if not (x.is_floating_point() and y.is_floating_point()):
+            equal = x.dtype == y.dtype and torch.equal(x.cpu(), y.cpu())
+            worst, ok = (worst, ok) if equal else (math.inf, False)
+            ulps.append(0)
+            continue
+        if x.numel() == 0:
+            continue
+        dtype = _coarser(x.dtype, y.dtype)
+        e, diff, size = _error(x, y, device)
+        worst = max(worst, e)
+        if atol is None:
+            ok = ok and e <= tol
+        else:
+            bound = atol + tol * torch.nan_to_num(size, posinf=0.0)
+            ok = ok and math.isfinite(e) and bool((diff <= bound).all())
+        ulps.append(_max_ulp(x, y, dtype))
+    ulp = None if not ulps or any(u is None for u in ulps) else max(ulps)
+    return worst, ok, ulp
+
+
 def _judge(
     a: _Call,
     b: _Call,
@@ -423,30 +652,26 @@ def _judge(
     atol: float | None,
     amplification: float,
 ) -> tuple[tuple, float, bool] | None:
-    """``(row without the name, e, passed)`` for one call; None when its output is not a real tensor."""
-    x, y = a.output, b.output
-    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor) or x.is_complex() or y.is_complex():
+    """``(row without the name, e, passed)`` for one call; None when its output holds no tensor."""
+    xs, ys = [_real(t) for t in a.outputs or []], [_real(t) for t in b.outputs or []]
+    if not xs and not ys:
         return None
     kind = type(a.module).__name__
     if type(b.module) is not type(a.module):
         kind += f" / {type(b.module).__name__}"
-    if x.shape != y.shape:
-        return (kind, f"{_shape(x)} / {_shape(y)}", "-", math.inf, None, "-", "FAIL (shape)"), math.inf, False
-    if not (x.is_floating_point() and y.is_floating_point()):  # integer or bool outputs must be equal
-        equal = x.dtype == y.dtype and torch.equal(x.cpu(), y.cpu())
-        e = 0.0 if equal else math.inf
-        return (kind, _shape(x), "-", e, None, 0.0, "pass" if equal else "FAIL"), e, equal
-    dtype = _coarser(x.dtype, y.dtype)
-    k = _reduction_length(a.module, tuple(a.inputs), x)
-    tol = _own_tolerance(dtype, k, safety) + amplification * e_in
-    if x.numel() == 0:
-        return (kind, _shape(x), k, 0.0, None, tol, "pass"), 0.0, True
-    e, diff, size = _error(x, y, device)
-    if atol is None:
-        ok = e <= tol
-    else:
-        ok = math.isfinite(e) and bool((diff <= atol + tol * torch.nan_to_num(size, posinf=0.0)).all())
-    return (kind, _shape(x), k, e, _max_ulp(x, y, dtype), tol, "pass" if ok else "FAIL"), e, ok
+    if len(xs) != len(ys) or any(x.shape != y.shape for x, y in zip(xs, ys)):
+        row = (kind, f"{_shapes(xs)} / {_shapes(ys)}", "-", math.inf, None, "-", "FAIL (shape)")
+        return row, math.inf, False
+    floats = [(x, y) for x, y in zip(xs, ys) if x.is_floating_point() and y.is_floating_point()]
+    if not floats:  # integer or bool outputs must be equal
+        e, ok, _ = _compare(xs, ys, 0.0, None, device)
+        return (kind, _shapes(xs), "-", e, None, 0.0, "pass" if ok else "FAIL"), e, ok
+    dtype = max((_coarser(x.dtype, y.dtype) for x, y in floats), key=lambda d: torch.finfo(d).eps)
+    k = _reduction_length(a.module, tuple(a.inputs), floats[0][0])
+    condition = _condition(a.module, tuple(a.inputs))
+    tol = condition * (_own_tolerance(dtype, k, safety) + amplification * e_in)
+    e, ok, ulp = _compare(xs, ys, tol, atol, device)
+    return (kind, _shapes(xs), k, e, ulp, tol, "pass" if ok else "FAIL"), e, ok
 
 
 def _check_inputs(inputs: object) -> tuple[torch.Tensor, ...]:
@@ -477,6 +702,58 @@ def _check_same_structure(model_a: torch.nn.Module, model_b: torch.nn.Module) ->
             raise ValueError(f"model_a and model_b must have the same modules (same architecture): {where}")
 
 
+def _own_code(
+    calls_a: list[_Call],
+    calls_b: list[_Call],
+    labels: list[str],
+    errors: list[float | None],
+    device: torch.device,
+    safety: float,
+    atol: float | None,
+    amplification: float,
+) -> str | None:
+    """The safety net for a difference made in a module's own code, outside any call it makes.
+
+    Only when the model's output differs by more than its own rounding (rtol for K = 1): the first
+    call to start whose input error exceeds ``amplification * (largest error of the model's inputs
+    and of the calls that finished before it started) + rtol(K = 1)`` names the code around it,
+    ``"<parent> (its own code, before <call>)"``; if none does and the output is not explained by
+    those errors either, ``"(model) (its own code)"``.
+    """
+    root_a, root_b = calls_a[-1], calls_b[-1]
+    xs, ys = [_real(t) for t in root_a.outputs or []], [_real(t) for t in root_b.outputs or []]
+    pairs = [(x, y) for x, y in zip(xs, ys) if x.is_floating_point() and y.is_floating_point()]
+    if not pairs or len(xs) != len(ys) or any(x.shape != y.shape for x, y in zip(xs, ys)):
+        return None
+    out_dtype = max((_coarser(x.dtype, y.dtype) for x, y in pairs), key=lambda d: torch.finfo(d).eps)
+    tol_out = _own_tolerance(out_dtype, 1, safety)
+    e_out, ok, _ = _compare(xs, ys, tol_out, atol, device)
+    if ok:
+        return None
+    e_model_in = _incoming_error(root_a, root_b, device)
+    order = sorted(range(len(calls_a) - 1), key=lambda i: calls_a[i].start)
+    for i in order:
+        a, b = calls_a[i], calls_b[i]
+        dtype = _input_dtype(a, b)
+        e_in = _incoming_error(a, b, device)
+        if e_in == 0.0:
+            continue
+        before = [errors[j] for j, c in enumerate(calls_a) if c.end < a.start and errors[j] is not None]
+        explained = amplification * max([e_model_in, *before]) + (
+            _own_tolerance(dtype, 1, safety) if dtype is not None else 0.0
+        )
+        if e_in > explained:
+            parent = max(
+                (j for j, c in enumerate(calls_a) if c.start < a.start and c.end > a.end),
+                key=lambda j: calls_a[j].start,
+            )
+            return f"{labels[parent]} (its own code, before {labels[i]})"
+    inner = [e for e in errors[:-1] if e is not None]
+    if e_out > amplification * max([e_model_in, *inner]) + tol_out:
+        return f"{ROOT} (its own code)"
+    return None
+
+
 def first_divergence(
     model_a: torch.nn.Module,
     model_b: torch.nn.Module,
@@ -488,31 +765,52 @@ def first_divergence(
 ) -> Divergence:
     """Run both models on ``inputs`` and name the first module whose output diverges.
 
-    ``inputs`` is a tensor or a tuple of tensors; each model gets them on the device of its first
-    parameter, floating ones in the dtype of its first floating parameter. Every module's output
-    (the model's own too, named ``"(model)"``; modules whose output is not a tensor are skipped)
-    and inputs are recorded with hooks, ``model_a`` being the reference: ``model_b``'s tensors are
-    moved to ``model_a``'s device and both compared in float64. A module's error is
-    ``e = max |a - b| / (|a| + mean |a|)``: relative to each entry plus the output's typical size,
-    so that entries near zero are judged on the scale of the others (lesson 10's
-    ``atol = rtol * scale``).
+    ``inputs`` is a tensor or a tuple of tensors; each model gets its own copy, on the device of
+    its first parameter, floating ones in the dtype of its first floating parameter (an in-place
+    operation in one model changes neither the caller's tensors nor the other model's inputs).
+    Every module's output (the model's own too, named ``"(model)"``; every tensor in a tuple, list
+    or dict output) and inputs are recorded with hooks, ``model_a`` being the reference:
+    ``model_b``'s tensors are moved to ``model_a``'s device and both compared in float64. A
+    module's error is ``e = max |a - b| / (|a| + scale)``, ``scale = max(mean |a|, mean |b|)``
+    (at least the smallest normal number of the dtype): relative to each entry plus the output's
+    typical size, so that entries near zero are judged on the scale of the others (lesson 10's
+    ``atol = rtol * scale``); for several output tensors, the largest of their errors.
 
-    The rule: a module passes when ``e <= tol``, where ``tol = rtol(K) + amplification * e_in``.
+    The rule: a module passes when ``e <= tol``, where ``tol = c * (rtol(K) + amplification * e_in)``.
     ``rtol(K)`` is ``reduction_tolerances(dtype, K, safety=rtol_safety)``'s rtol for the coarser
     of the two output dtypes and the module's reduction length ``K`` (``in_features`` for a Linear,
-    ``in_channels / groups * prod(kernel_size)`` for a convolution, the normalized size for the
-    norms, the softmax length, 1 for elementwise modules), and ``e_in`` is the largest error among
-    the module's inputs and, for a container, the outputs of the modules it ran. In words: each
-    module may add the rounding error of its own sums, and may pass on, at most doubled by
-    default, the error it was given; the first that does more is blamed.
+    ``in_channels / groups * prod(kernel_size)`` for a convolution, the normalized size for
+    LayerNorm, GroupNorm and InstanceNorm, for BatchNorm 1 in eval mode and ``N * spatial size``
+    in training mode, the softmax length, 1 for elementwise modules), and ``e_in`` is the largest
+    error among the module's inputs and, for a container, the outputs of the modules it ran. In
+    words: each module may add the rounding error of its own sums, and may pass on, at most
+    doubled by default, the error it was given; the first that does more is blamed. ``c`` is 1
+    except for ill-conditioned modules, which amplify the rounding of their input and of their own
+    first steps: the largest
+    ``|input|`` for a Softmax, LogSoftmax or Softmin, and ``|mean| / std`` of the normalised
+    groups (at least 1) for a LayerNorm, GroupNorm, and InstanceNorm or BatchNorm using batch
+    statistics. Other ill-conditioned code (a functional softmax, a subtraction that cancels) is
+    not estimated and can be blamed in a comparison of dtypes.
+
+    A difference made in a container's own code (``x = self.patch(x) + self.pos``) passes this
+    rule, because the outputs of the modules it ran carry it. So when no module is blamed but the
+    model's output differs by more than its own rounding (rtol for K = 1), the first call whose
+    input differs by more than ``amplification`` times the largest error that existed when it
+    started (of the model's inputs and of the calls finished by then) plus rtol(K = 1) names the
+    code that ran just before it: ``"<parent> (its own code, before <call>)"``; if no call does,
+    and the output is not explained by those errors either, ``"(model) (its own code)"``.
 
     With ``atol`` given, a module passes when ``|a - b| <= atol + tol * |a|`` entry by entry.
     The table has a row for each call, in the order the calls finished (a container after the
-    modules it ran); a module called twice is named ``"act (call 2)"`` the second time, and calls
-    whose output is not a tensor (an LSTM's tuple) have no row. The models' train/eval modes are left as the caller set them (a Dropout in training mode is a
-    difference to find); nothing is recorded for gradients; hooks are removed and buffers that a
-    forward call changes (a BatchNorm's running statistics in training mode) are restored, even on
-    error. The models may be the same object. Introduced in lesson 12.
+    modules it ran); a module called twice is named ``"act (call 2)"`` the second time, a module
+    registered under two names (tied weights) ``"enc = dec"``, and calls whose output holds no
+    tensor have no row. The models' train/eval modes are left as the caller set them (a Dropout
+    in training mode is a difference to find); each model runs from the same random seed
+    (``RUN_SEED``) in a fork of the random state of the CPU and the CUDA devices it uses, so two
+    identical models draw the same random numbers and the caller's random state is neither used
+    nor changed. Nothing is recorded for gradients; hooks are removed and buffers that a forward
+    call changes (a BatchNorm's running statistics in training mode) are restored, even on error.
+    The models may be the same object. Introduced in lesson 12.
 
     Raises:
         TypeError: a model is not a ``torch.nn.Module``, ``inputs`` is not a tensor or a tuple of
@@ -530,8 +828,8 @@ def first_divergence(
     amplification = check_real(amplification, "amplification", min=0.0)
     _check_same_structure(model_a, model_b)
 
-    calls_a = _run_recorded(model_a, _moved(inputs, model_a))
-    calls_b = _run_recorded(model_b, _moved(inputs, model_b))
+    calls_a = _run_seeded(model_a, _moved(inputs, model_a))
+    calls_b = _run_seeded(model_b, _moved(inputs, model_b))
     if [c.name for c in calls_a] != [c.name for c in calls_b]:
         i = next(
             (i for i, (x, y) in enumerate(zip(calls_a, calls_b)) if x.name != y.name),
@@ -547,10 +845,12 @@ def first_divergence(
     device = _placement(model_a)[0]
     seen: dict[str, int] = {}
     errors: list[float | None] = []  # each call's e; None for one whose output is not compared
+    labels: list[str] = []
     rows, blamed = [], None
     for i, (a, b) in enumerate(zip(calls_a, calls_b, strict=True)):
         seen[a.name] = seen.get(a.name, 0) + 1
         label = a.name if seen[a.name] == 1 else f"{a.name} (call {seen[a.name]})"
+        labels.append(label)
         inner = [errors[j] for j in range(i) if calls_a[j].start > a.start and errors[j] is not None]
         e_in = max([_incoming_error(a, b, device), *inner])
         judged = _judge(a, b, e_in, device, rtol_safety, atol, amplification)
@@ -560,6 +860,8 @@ def first_divergence(
             rows.append((label, *row))
             if not ok and blamed is None:
                 blamed = label
+    if blamed is None and calls_a:
+        blamed = _own_code(calls_a, calls_b, labels, errors, device, rtol_safety, atol, amplification)
     headers = ["module", "type", "output shape", "K", "max rel error", "max ULP", "tolerance", "verdict"]
     title = "Module by module (model_a is the reference)"
     return Divergence(module=blamed, table=Table(headers, rows, title=title))
