@@ -2,19 +2,23 @@
 
 The capstone lesson ``12_debugging_a_mismatch`` debugs them: configuration ``A`` (a laptop)
 and ``B`` (a server) train the same model on the same data, and differ through five planted
-causes, each of which changes the result on any CPU:
+causes:
 
 1. the thread count, with ``index_put_(accumulate=True)`` in the model, whose float32 kernel adds
-   atomically on several threads (lesson 04), so B does not even repeat itself;
-2. bfloat16 autocast in B's forward pass (lesson 03);
+   atomically on several threads (lesson 04), so B need not repeat itself where its threads run
+   at the same time (two or more cores). The pooled summands are float32 products with a learned
+   float32 weight, and the pooling and the head run outside autocast, so the order of the
+   additions reaches the result in B too;
+2. bfloat16 autocast of the per-item layers in B's forward pass (lesson 03);
 3. the standardisation statistics kept as plain tensor attributes, which a checkpoint does not
    save, so B's reloaded model standardises with zeros and ones (lessons 06 and 07);
 4. the dataset's noise drawn from the global generator before the script seeds it, so it
-   depends on whatever drew before (lesson 05);
+   depends on whatever drew before; and PyTorch seeds each process's global CPU generator from a
+   nondeterministic source, so even two fresh runs of the same configuration differ (lesson 05);
 5. the reloaded model left in training mode, so its Dropout is active at evaluation.
 
-Each cause has a switch in :class:`Config` that removes it. The lesson prints this module's
-source, so nothing is hidden. Introduced in lesson 12.
+Causes 2 to 5 change the result on any CPU. Each cause has a switch in :class:`Config` that
+removes it. The lesson prints this module's source, so nothing is hidden. Introduced in lesson 12.
 """
 
 from __future__ import annotations
@@ -116,15 +120,23 @@ class Standardise(nn.Module):
 
 
 class SumPerBag(nn.Module):
-    """Average the items of each bag: ``index_put_`` with ``accumulate=True`` (a segment sum), in float32."""
+    """Weight each feature by a learned float32 factor, then average the items of each bag:
+    ``index_put_`` with ``accumulate=True`` (a segment sum), in float32."""
+
+    def __init__(self, width: int = 32) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
 
     def forward(self, h: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
         bags = torch.zeros(int(owner.max()) + 1, h.shape[1])  # float32, also under autocast
-        return bags.index_put_((owner,), h.float(), accumulate=True) / ITEMS
+        return bags.index_put_((owner,), h.float() * self.weight, accumulate=True) / ITEMS
 
 
 class Net(nn.Module):
-    """Standardise each item, embed it, sum each bag, and predict one number per bag."""
+    """Standardise each item, embed it, sum each bag, and predict one number per bag.
+
+    With ``bf16`` only the per-item layers run under autocast; the pooling and the head stay in float32.
+    """
 
     def __init__(self, config: Config) -> None:
         super().__init__()
@@ -136,9 +148,9 @@ class Net(nn.Module):
         self.head = nn.Linear(32, 1)
 
     def forward(self, items: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):  # the per-item layers
             h = self.embed(self.standardise(items))
-            return self.head(self.drop(self.pool(h, owner))).squeeze(1).float()
+        return self.head(self.drop(self.pool(h, owner))).squeeze(1)  # pooling and head in float32
 
 
 @contextlib.contextmanager

@@ -938,6 +938,7 @@ def _ex_11_5(answer: object) -> tuple[bool, str]:
 
 
 _NET_MODULES = ("standardise", "embed", "embed.0", "embed.1", "pool", "drop", "head")
+_NET_CLASSES = ("SumPerBag", "Standardise", "Sequential", "Linear", "ReLU", "Dropout", "Net")
 
 
 def _ex_12_1(answer: object) -> tuple[bool, str]:
@@ -949,8 +950,10 @@ def _ex_12_1(answer: object) -> tuple[bool, str]:
             "pool (SumPerBag): index_put_(accumulate=True) on float32 adds atomically from several "
             "threads (lesson 04), so its result depends on the thread count, and on timing."
         )
-    if name.lower() in ("sumperbag", "standardise()", "linear", "dropout", "relu"):
-        return False, "that is a class; answer with the module's name in the model, as named_modules() lists it."
+    if name not in _NET_MODULES and name.lower() in (c.lower() for c in _NET_CLASSES):
+        return False, "that is a class, give the module's name as named_modules() prints it."
+    if name.lower() in _NET_MODULES and name not in _NET_MODULES:
+        return False, "names are lower-case, as named_modules() prints them."
     if name in ("embed", "embed.0", "head"):
         return False, (
             "a Linear layer's matrix product may depend on the thread count with some BLAS libraries, "
@@ -958,7 +961,7 @@ def _ex_12_1(answer: object) -> tuple[bool, str]:
         )
     if name in ("standardise", "embed.1", "drop"):
         return False, "that module works element by element: no output is a sum, so no thread count changes an order."
-    return False, f"capstone.Net has no module of that name; its modules are {', '.join(_NET_MODULES)}."
+    return False, "capstone.Net has no module of that name; list them with capstone.Net(capstone.A).named_modules()."
 
 
 def _ex_12_2(answer: object) -> tuple[bool, str]:
@@ -1010,10 +1013,13 @@ def _ex_12_3(answer: object) -> tuple[bool, str]:
     if name in ("float32", "float"):
         return False, (
             "float32's tolerance for K = 8 is near 1e-6, as in the rows that differ by nothing; "
-            "embed.0's tolerance is far larger. Which dtype does B's Config ask for?"
+            "embed.0's tolerance is far larger. Which dtype does a Linear return under Net.forward's autocast?"
         )
     if name in ("float16", "half"):
-        return False, "a 16-bit format, but not the one B's Config asks autocast for."
+        return False, (
+            "compare embed.0's tolerance with 4·sqrt(K)·u for K = 8 and float16's unit roundoff u "
+            "(lesson 03): they do not match. Which dtype's u gives the row's tolerance?"
+        )
     return False, "answer with the torch.dtype whose rounding the tolerance of embed.0 allows for."
 
 
@@ -1039,14 +1045,31 @@ def _ex_12_4(answer: object) -> tuple[bool, str]:
         return False, "section 12.4: first_divergence would still name a module of C's reloaded model."
     if answer.bf16 is not False:
         return False, "section 12.4: one part of C's forward pass still runs in another precision."
-    if not _equal(answer.threads, a_fixed.threads):
+    same_threads = _equal(answer.threads, a_fixed.threads)
+    if not same_threads and answer.deterministic is not True:
         return False, (
-            "section 12.2's fingerprint diff would still have rows: with another thread count, "
-            "the order of some sums differs, and nothing promises the same bits (section 12.5)."
+            "section 12.3: on several threads without deterministic mode, the pool's atomic additions "
+            "land in an order that can change from run to run."
         )
     ours, theirs = capstone.train(a_fixed), capstone.train(answer)
-    if ours.losses != theirs.losses or not torch.equal(ours.predictions, theirs.predictions):
+    equal = ours.losses == theirs.losses and torch.equal(ours.predictions, theirs.predictions)
+    if not same_threads:
+        if equal:
+            return False, (
+                "it matches on this machine, but nothing promises it across thread counts: deterministic "
+                "mode fixes each kernel's order for one thread count (section 12.5). Use A_fixed's."
+            )
+        return False, (
+            "section 12.2's fingerprint diff would still have rows: with another thread count, "
+            "the order of some sums differs, and the bits differ here (section 12.5)."
+        )
+    if not equal:
         return False, "every setting matches, yet the bits differ here: please report this."
+    if answer.deterministic is not True:
+        return True, (
+            "the same bits, but deterministic=False matches here only because one thread adds serially; "
+            "set deterministic=True, as A_fixed does, so that the order does not rest on that."
+        )
     return True, "the same code, seed, data and settings as A_fixed: the same bits, served from the checkpoint."
 
 
