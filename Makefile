@@ -20,7 +20,8 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -c requirements/constraints.txt -e ".[test]"
-	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	@# ipykernel's installer leaves an empty tmp*_kernels folder in TMPDIR: give it one of its own
+	scratch=$$(mktemp -d) && TMPDIR=$$scratch $(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null; status=$$?; rm -rf "$$scratch"; exit $$status
 	$(PY) -c "import matplotlib.pyplot"  # build the font cache now, not inside a lesson
 	touch $(STAMP)
 
@@ -42,7 +43,7 @@ test-with:  ## every test again with another torch (TORCH=2.14.1) and Python (PY
 	grep -v '^torch==' requirements/constraints.txt > $(OTHER)/constraints.txt
 	$(OTHER)/bin/python -m pip install --quiet --upgrade pip
 	$(OTHER)/bin/python -m pip install --quiet -c $(OTHER)/constraints.txt -e ".[test]" torch==$(TORCH)
-	$(OTHER)/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course, torch $(TORCH))" >/dev/null
+	scratch=$$(mktemp -d) && TMPDIR=$$scratch $(OTHER)/bin/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course, torch $(TORCH))" >/dev/null; status=$$?; rm -rf "$$scratch"; exit $$status
 	$(OTHER)/bin/python -c "import matplotlib.pyplot"
 	$(OTHER)/bin/python -m pytest -n $(JOBS) --dist loadscope
 

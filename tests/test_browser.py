@@ -64,7 +64,11 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # Chromium and chromedriver leave profile folders (org.chromium.Chromium.*, scoped_dir*) in the
     # temp directory: give them their own, removed when the browser has quit.
-    with tempfile.TemporaryDirectory(prefix="fp-course-chromium-", ignore_cleanup_errors=True) as scratch:
+    # In the usual temp dir, not in the test run's deeper one (tests/pytest_course.py): with the
+    # longer path Chromium exited at start ("session not created") on this project's machines.
+    with tempfile.TemporaryDirectory(
+        prefix="fp-course-chromium-", dir=os.environ.get("FP_COURSE_KEEP_TMP"), ignore_cleanup_errors=True
+    ) as scratch:
         options.add_argument(f"--user-data-dir={scratch}/profile")
         service = Service(DRIVER, env={**os.environ, "TMPDIR": scratch})
         driver = webdriver.Chrome(service=service, options=options)
