@@ -304,13 +304,18 @@ def malformed(draw, valid: Callable[[], object], junk: st.SearchStrategy = JUNK,
     original = obj
     for key in path:
         original = getattr(original, key) if dataclasses.is_dataclass(original) else original[key]
-    new = draw(junk.filter(lambda v: not _same(v, original)))
+    new = draw(junk.filter(lambda v: not same_value(v, original)))
     return _replace(copy.deepcopy(obj), path, new, delete=action == "delete")
 
 
-def _same(a: object, b: object) -> bool:
+def same_value(a: object, b: object) -> bool:
+    """Equal in type and value, element by element through dicts, lists and tuples, never raising."""
     if type(a) is not type(b):
         return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, torch.Tensor):
         return a.shape == b.shape and a.dtype == b.dtype and bool((a == b).all())
     try:

@@ -67,6 +67,7 @@ from tests.bad_inputs import (
     case_params,
     check_case,
     malformed,
+    same_value,
     not_a_str,
     not_a_tensor,
 )
@@ -231,27 +232,12 @@ def _where(path: tuple) -> str:
     return out
 
 
-def _same(a: object, b: object) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, torch.Tensor):
-        return a.shape == b.shape and a.dtype == b.dtype and bool((a == b).all())
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
-
-
 def _change(old: object, new: object, path: tuple = ()) -> tuple[str, tuple, object]:
     """The one change ``malformed`` made: ("added" | "deleted" | "replaced", path, new value)."""
     if type(old) is dict and type(new) is dict:
         extra, missing = new.keys() - old.keys(), old.keys() - new.keys()
         if not extra and not missing:
-            key = next(k for k in old if not _same(old[k], new[k]))
+            key = next(k for k in old if not same_value(old[k], new[k]))
             return _change(old[key], new[key], (*path, key))
         if len(extra) == 1 and not missing:
             key = extra.pop()
@@ -260,10 +246,10 @@ def _change(old: object, new: object, path: tuple = ()) -> tuple[str, tuple, obj
             return "deleted", (*path, missing.pop()), None
     if type(old) is list and type(new) is list:
         if len(old) == len(new):
-            i = next(i for i in range(len(old)) if not _same(old[i], new[i]))
+            i = next(i for i in range(len(old)) if not same_value(old[i], new[i]))
             return _change(old[i], new[i], (*path, i))
         for i in range(len(old)):
-            if len(new) == len(old) - 1 and _same(old[:i] + old[i + 1 :], new):
+            if len(new) == len(old) - 1 and same_value(old[:i] + old[i + 1 :], new):
                 return "deleted", (*path, i), None
     return "replaced", path, new
 

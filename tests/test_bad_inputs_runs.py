@@ -54,7 +54,7 @@ from tests.bad_inputs import (
     Case,
     _paths,
     _replace,
-    _same,
+    same_value,
     anything_but,
     assert_clear_error,
     bad_device,
@@ -362,7 +362,7 @@ def broken_rng_state(draw, form: str) -> tuple[object, str]:
     if action == "delete":
         return _replace(valid, path, None, delete=True), _name(form, path[:-1])
     original = _parent_of(valid, path)
-    junk = JUNK.filter(lambda v: not _leaf_is_valid(path, v) and not _same(v, original))
+    junk = JUNK.filter(lambda v: not _leaf_is_valid(path, v) and not same_value(v, original))
     return _replace(valid, path, draw(junk), delete=False), _name(form, path)
 
 
