@@ -1,0 +1,73 @@
+"""The checkers of lesson 02's exercises (Parallel reductions): ``CHECKERS`` maps each id to its question and checker."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers._validate import check_int
+from helpers.exercises._common import as_number, equal
+
+
+def _ex_02_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, int) or isinstance(answer, bool) or answer <= 0:
+        return False, "answer with a positive Python int."
+    if answer == 2**20 - 1:
+        return False, (
+            "that is the chain of a loop, one addition after another; a tree halves the count at each level."
+        )
+    if answer != 20:
+        return False, (
+            "each level of the tree adds neighbours in pairs and halves the count: "
+            "how many halvings from 2^20 to 1?"
+        )
+    return True, "20 levels: a tree's longest chain grows like log2(n), a loop's like n - 1."
+
+
+def _ex_02_2(answer: object) -> tuple[bool, str]:
+    hint = "answer with the three indices 0, 1 and 2 in some order, as a list."
+    if not (isinstance(answer, (list, tuple)) and len(answer) == 3):
+        return False, hint
+    values = [as_number(v) for v in answer]  # ints, or numbers and one-element tensors equal to them
+    if any(v is None for v in values) or sorted(values) != [0, 1, 2]:
+        return False, hint
+    x = torch.tensor([1e8, 1.0, -1e8])[[int(v) for v in values]]
+    total = ((x[0] + x[1]) + x[2]).item()  # float32 additions, left to right
+    if total != 1.0:
+        return False, (
+            f"that order gives {total}: the 1.0 is lost when it meets 1e8 first (the ULP of 1e8 is 8)."
+        )
+    return True, "adding the two large values first cancels them exactly, and the 1.0 survives."
+
+
+def batch_invariance_failures(max_n: int = 16) -> list[int]:
+    """The n in 1..max_n for which ``a[:n] @ b`` differs bitwise from ``(a @ b)[:n]`` here.
+
+    ``a`` is 256 x 1024 and ``b`` 1024 x 1024, ``torch.rand`` with seed 0. Exercise 02.3's answer,
+    which depends on the machine. ``max_n`` is an int from 1 to 256 (``a``'s rows). Introduced
+    in lesson 02.
+    """
+    check_int(max_n, "max_n", min=1, max=256)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.rand(256, 1024, generator=g), torch.rand(1024, 1024, generator=g)
+    full = a @ b
+    return [n for n in range(1, max_n + 1) if not torch.equal(a[:n] @ b, full[:n])]
+
+
+def _ex_02_3(answer: object) -> tuple[bool, str]:
+    if not (isinstance(answer, (list, tuple)) and all(isinstance(n, int) for n in answer)):
+        return False, "answer with a list of ints, for example [1, 2, 3]."
+    expected = batch_invariance_failures()
+    if sorted(answer) != expected:
+        missing, extra = sorted(set(expected) - set(answer)), sorted(set(answer) - set(expected))
+        return False, (
+            f"on this machine the list differs (missing: {missing}, not failing here: {extra}). "
+            "Compare with torch.equal, not with a tolerance, and use exactly the a and b given."
+        )
+    return True, f"on this machine a[:n] @ b differs from (a @ b)[:n] for n in {expected}."
+
+
+CHECKERS = {
+    "02.1": ("the number of levels of a tree reduction of 2**20 numbers", _ex_02_1),
+    "02.2": ("a list of indices that orders [1e8, 1.0, -1e8] so that a loop gives exactly 1.0", _ex_02_2),
+    "02.3": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_3),
+}

@@ -1,0 +1,154 @@
+"""The checkers of lesson 12's exercises (Debugging a mismatch): ``CHECKERS`` maps each id to its question and checker."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers._validate import describe
+from helpers.exercises._common import equal
+
+
+_NET_MODULES = ("standardise", "embed", "embed.0", "embed.1", "pool", "drop", "head")
+
+
+_NET_CLASSES = ("SumPerBag", "Standardise", "Sequential", "Linear", "ReLU", "Dropout", "Net")
+
+
+def _ex_12_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str):
+        return False, "answer with a module's name in capstone.Net, as a string (as named_modules() gives it)."
+    name = answer.strip()
+    if name == "pool":
+        return True, (
+            "pool (SumPerBag): index_put_(accumulate=True) on float32 adds atomically from several "
+            "threads (lesson 04), so its result depends on the thread count, and on timing."
+        )
+    if name not in _NET_MODULES and name.lower() in (c.lower() for c in _NET_CLASSES):
+        return False, "that is a class, give the module's name as named_modules() prints it."
+    if name.lower() in _NET_MODULES and name not in _NET_MODULES:
+        return False, "names are lower-case, as named_modules() prints them."
+    if name in ("embed", "embed.0", "head"):
+        return False, (
+            "a Linear layer's matrix product may depend on the thread count with some BLAS libraries, "
+            "but the source in section 12.1 has a kernel that adds from several threads at once (lesson 04)."
+        )
+    if name in ("standardise", "embed.1", "drop"):
+        return False, "that module works element by element: no output is a sum, so no thread count changes an order."
+    return False, "capstone.Net has no module of that name; list them with capstone.Net(capstone.A).named_modules()."
+
+
+def _ex_12_2(answer: object) -> tuple[bool, str]:
+    from helpers.capstone import NoisyBags
+
+    if not callable(answer):
+        return False, "answer with a function make_dataset(seed) that returns a capstone.NoisyBags."
+    with torch.random.fork_rng(devices=[]):  # whatever the function draws, the caller's generator is untouched
+        try:
+            torch.manual_seed(1)
+            before = torch.get_rng_state()
+            first = answer(7)
+            reseeds = not torch.equal(torch.get_rng_state(), before)
+            torch.manual_seed(2)
+            torch.rand(5)  # something else draws before the second call
+            again, other = answer(7), answer(8)
+        except Exception as exc:  # the learner's function: report any failure as a hint
+            return False, f"calling make_dataset(7) failed: {type(exc).__name__}: {exc}"
+    for dataset in (first, again, other):
+        if not isinstance(dataset, NoisyBags) or not isinstance(getattr(dataset, "items", None), torch.Tensor):
+            return False, f"make_dataset must return a capstone.NoisyBags; it returned {describe(dataset)}."
+    if reseeds:
+        return False, (
+            "it draws from, or reseeds, the global generator: every later draw of the program (initial "
+            "weights, dropout) then depends on the dataset. Give the dataset a generator of its own."
+        )
+    if not equal(first.items.shape, again.items.shape) or not torch.equal(first.items, again.items):
+        return False, (
+            "two datasets built with seed 7 differ once something else drew in between: "
+            "their noise still depends on the global generator (section 12.3)."
+        )
+    if torch.equal(first.items, other.items):
+        return False, "seeds 7 and 8 give the same noise: the seed must reach the dataset's generator."
+    return True, "NoisyBags(torch.Generator().manual_seed(seed)): the noise depends on the seed alone."
+
+
+def _ex_12_3(answer: object) -> tuple[bool, str]:
+    if isinstance(answer, str):
+        name = answer.strip().lower().removeprefix("torch.")
+    elif isinstance(answer, torch.dtype):
+        name = str(answer).removeprefix("torch.")
+    else:
+        return False, "answer with a torch.dtype, such as torch.float32."
+    if name in ("bfloat16", "bf16"):
+        return True, (
+            "bfloat16: B's forward runs under autocast, and first_divergence judges each module against "
+            "the rounding of the coarser of the two dtypes, so an error that bfloat16 explains passes."
+        )
+    if name in ("float32", "float"):
+        return False, (
+            "float32's tolerance for K = 8 is near 1e-6, as in the rows that differ by nothing; "
+            "embed.0's tolerance is far larger. Which dtype does a Linear return under Net.forward's autocast?"
+        )
+    if name in ("float16", "half"):
+        return False, (
+            "compare embed.0's tolerance with 4·sqrt(K)·u for K = 8 and float16's unit roundoff u "
+            "(lesson 03): they do not match. Which dtype's u gives the row's tolerance?"
+        )
+    return False, "answer with the torch.dtype whose rounding the tolerance of embed.0 allows for."
+
+
+def _ex_12_4(answer: object) -> tuple[bool, str]:
+    import dataclasses
+
+    from helpers import capstone
+
+    if not isinstance(answer, capstone.Config):
+        return False, "answer with a capstone.Config, for example dataclasses.replace(C, ...)."
+    a_fixed = dataclasses.replace(
+        capstone.A, deterministic=True, data_seed=0, stats_as_buffers=True, eval_after_load=True
+    )
+    if answer.from_checkpoint is not True:
+        return False, "the server must keep loading the checkpoint (from_checkpoint=True): fix what goes wrong there."
+    if not (equal(answer.seed, a_fixed.seed) and equal(answer.steps, a_fixed.steps)):
+        return False, "the seed of the initial weights and the number of steps must be A_fixed's too."
+    if answer.data_seed is None:
+        return False, "section 12.3: C's noise still comes from the global generator."
+    if not equal(answer.data_seed, a_fixed.data_seed):
+        return False, "a generator of its own is right, but seeded unlike A_fixed's, so C's data differ from A's."
+    if answer.stats_as_buffers is not True or answer.eval_after_load is not True:
+        return False, "section 12.4: first_divergence would still name a module of C's reloaded model."
+    if answer.bf16 is not False:
+        return False, "section 12.4: one part of C's forward pass still runs in another precision."
+    same_threads = equal(answer.threads, a_fixed.threads)
+    if not same_threads and answer.deterministic is not True:
+        return False, (
+            "section 12.3: on several threads without deterministic mode, the pool's atomic additions "
+            "land in an order that can change from run to run."
+        )
+    ours, theirs = capstone.train(a_fixed), capstone.train(answer)
+    same_bits = ours.losses == theirs.losses and torch.equal(ours.predictions, theirs.predictions)
+    if not same_threads:
+        if same_bits:
+            return False, (
+                "it matches on this machine, but nothing promises it across thread counts: deterministic "
+                "mode fixes each kernel's order for one thread count (section 12.5). Use A_fixed's."
+            )
+        return False, (
+            "section 12.2's fingerprint diff would still have rows: with another thread count, "
+            "the order of some sums differs, and the bits differ here (section 12.5)."
+        )
+    if not same_bits:
+        return False, "every setting matches, yet the bits differ here: please report this."
+    if answer.deterministic is not True:
+        return True, (
+            "the same bits, but deterministic=False matches here only because one thread adds serially; "
+            "set deterministic=True, as A_fixed does, so that the order does not rest on that."
+        )
+    return True, "the same code, seed, data and settings as A_fixed: the same bits, served from the checkpoint."
+
+
+CHECKERS = {
+    "12.1": ("the name of the module whose result depends on the thread count", _ex_12_1),
+    "12.2": ("a function make_dataset(seed) returning a capstone.NoisyBags", _ex_12_2),
+    "12.3": ("the torch.dtype whose tolerance first_divergence used for embed.0", _ex_12_3),
+    "12.4": ("a capstone.Config for the server C", _ex_12_4),
+}

@@ -1,0 +1,125 @@
+"""Lesson 12's exercise checkers accept right answers, reject wrong ones with a hint, and never raise."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import capstone, check
+from tests.bad_inputs import ANYTHING
+
+C = capstone.Config("C", threads=8, bf16=True, from_checkpoint=True, data_seed=1)
+RIGHT = {
+    "12.1": "pool",
+    "12.2": lambda seed: capstone.NoisyBags(torch.Generator().manual_seed(seed)),
+    "12.3": torch.bfloat16,
+    "12.4": dataclasses.replace(
+        C, threads=1, bf16=False, deterministic=True, data_seed=0, stats_as_buffers=True, eval_after_load=True
+    ),
+}
+
+
+def _reseeding(seed):
+    torch.manual_seed(seed)
+    return capstone.NoisyBags()
+
+
+def _raises(seed):
+    raise RuntimeError("boom")
+
+
+WRONG = {
+    "12.1": ["SumPerBag", "Standardise", "Linear", "Pool", "EMBED.0", "embed.0", "head", "drop", "standardise",
+             "pooling", 4, ""],
+    "12.2": [
+        lambda seed: capstone.NoisyBags(),  # the global generator
+        _reseeding,  # same data, but moves the global generator
+        lambda seed: capstone.NoisyBags(torch.Generator().manual_seed(0)),  # ignores the seed
+        lambda seed: torch.zeros(3),
+        lambda: capstone.NoisyBags(),
+        _raises,
+        capstone.NoisyBags(),
+    ],
+    "12.3": [torch.float32, "float32", torch.float16, "half", torch.int8, "bf32", 16],
+    "12.4": [
+        C,
+        dataclasses.replace(RIGHT["12.4"], data_seed=1),
+        dataclasses.replace(RIGHT["12.4"], data_seed=None),
+        dataclasses.replace(RIGHT["12.4"], threads=8),
+        dataclasses.replace(RIGHT["12.4"], threads=8, deterministic=False),
+        dataclasses.replace(RIGHT["12.4"], bf16=True),
+        dataclasses.replace(RIGHT["12.4"], eval_after_load=False),
+        dataclasses.replace(RIGHT["12.4"], stats_as_buffers=False),
+        dataclasses.replace(RIGHT["12.4"], from_checkpoint=False),
+        dataclasses.replace(RIGHT["12.4"], seed=1),
+        dataclasses.replace(RIGHT["12.4"], steps=39),
+        capstone.A,
+        "C",
+        {"threads": 1},
+    ],
+}
+
+
+def test_right_answers_in_other_spellings():
+    assert check("12.1", " pool ").ok is True
+    assert check("12.3", "bfloat16").ok is True and check("12.3", "torch.bfloat16").ok is True
+    # without deterministic mode one thread still adds serially: accepted, with that caveat
+    verdict = check("12.4", dataclasses.replace(RIGHT["12.4"], deterministic=False))
+    assert verdict.ok is True and "only because one thread" in verdict.message
+
+
+def test_checker_1_names_classes_and_case_without_listing_the_modules():
+    for cls in ("SumPerBag", "Standardise", "Sequential", "Linear", "ReLU", "Dropout", "Net"):
+        assert "that is a class" in check("12.1", cls).message
+    assert "lower-case" in check("12.1", "Pool").message
+    assert "pool" not in check("12.1", "pooling").message
+
+
+def test_checker_4_trains_other_thread_counts_under_deterministic_mode():
+    verdict = check("12.4", dataclasses.replace(RIGHT["12.4"], threads=2))
+    assert verdict.ok is False
+    assert "matches on this machine, but nothing promises it" in verdict.message or "bits differ here" in verdict.message
+
+
+def test_wrong_answers_do_not_give_the_answer_away():
+    for exercise, answers in WRONG.items():
+        for answer in answers:
+            message = check(exercise, answer).message
+            if exercise == "12.1":
+                assert "pool" not in message
+            if exercise == "12.3":
+                assert "bfloat16" not in message
+
+
+def test_checker_2_leaves_the_global_generator_alone():
+    state = torch.get_rng_state()
+    for answer in (RIGHT["12.2"], _reseeding, lambda seed: capstone.NoisyBags()):
+        check("12.2", answer)
+    assert torch.equal(torch.get_rng_state(), state)
+
+
+MALFORMED = st.one_of(
+    ANYTHING,
+    st.just(float("nan")),
+    st.integers(min_value=2**64, max_value=2**200),
+    st.builds(lambda v: (lambda *a, **k: v), ANYTHING),  # a function returning anything
+    st.just(_raises),
+    st.just(torch.empty((), device="meta")),
+)
+
+
+@pytest.mark.parametrize("exercise", sorted(RIGHT))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(answer=MALFORMED)
+def test_checkers_never_raise_on_malformed_answers(exercise, answer):
+    verdict = check(exercise, answer)
+    if answer is None:
+        assert verdict.ok is None
+    else:
+        assert verdict.ok is False and len(verdict.message) > 20
+        assert "could not be checked" not in verdict.message  # the checker itself foresaw it
