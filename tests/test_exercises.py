@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from helpers import check
-from helpers.exercises import LESSONS, _CHECKERS, exercise_ids
+from helpers.exercises import _CHECKERS, KINDS, LESSONS, exercise_ids, kind_of
 
 CASES = {lesson: importlib.import_module(f"tests.test_exercises_{lesson}") for lesson in LESSONS}
 RIGHT = {e: a for module in CASES.values() for e, a in module.RIGHT.items()}
@@ -81,3 +81,26 @@ def test_each_lesson_module_holds_only_its_own_exercises():
     for lesson in LESSONS:
         module = importlib.import_module(f"helpers.exercises.lesson{lesson}")
         assert module.CHECKERS and all(e.startswith(f"{lesson}.") for e in module.CHECKERS), lesson
+
+
+REAL_WORK = {"code", "decide", "predict"}  # an answer that is code, a decision from data, or a committed guess
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_lesson_has_an_exercise_that_practises_the_job(lesson):
+    kinds = [kind_of(e) for e in exercise_ids() if e.startswith(f"{lesson}.")]
+    assert REAL_WORK & set(kinds), f"lesson {lesson}'s exercises are all {sorted(set(kinds))}"
+    assert kinds.count("recall") <= len(kinds) // 2, f"recall is the bulk of lesson {lesson}'s exercises"
+
+
+def test_recall_is_a_few_questions_not_the_bulk():
+    kinds = [kind_of(e) for e in exercise_ids()]
+    assert kinds.count("recall") <= len(kinds) // 4, f"{kinds.count('recall')} of {len(kinds)} are recall"
+
+
+def test_kind_of_refuses_what_is_not_an_exercise():
+    assert set(map(kind_of, exercise_ids())) <= set(KINDS)
+    with pytest.raises(ValueError, match="unknown exercise"):
+        kind_of("99.9")
+    with pytest.raises(TypeError):
+        kind_of(1.1)

@@ -19,18 +19,44 @@ from helpers._validate import describe
 from helpers.exercises._common import Verdict
 from helpers.exercises.lesson02 import batch_invariance_failures
 
-__all__ = ["Verdict", "batch_invariance_failures", "check", "exercise_ids"]
+__all__ = ["KINDS", "Verdict", "batch_invariance_failures", "check", "exercise_ids", "kind_of"]
 
 LESSONS = tuple(f"{n:02d}" for n in range(1, 14))
 
+#: The kinds of exercise, with the label a lesson prints before each one. Recall asks for a fact
+#: the lesson states; the others are work: reasoning a value out, predicting a result before the
+#: cell that shows it, writing code, deciding from measured data, measuring this machine.
+KINDS = {
+    "recall": "Recall",
+    "work": "Work it out",
+    "predict": "Predict, then run",
+    "code": "Code",
+    "decide": "Decide from data",
+    "measure": "Measure",
+}
+
 #: Every exercise id mapped to (what an answer is, the checker), gathered from the lesson modules.
 _CHECKERS: dict[str, tuple[str, Callable[[object], tuple[bool, str]]]] = {}
+#: Every exercise id mapped to its kind, a key of KINDS.
+_KIND_OF: dict[str, str] = {}
 for _lesson in LESSONS:
     _module = importlib.import_module(f"helpers.exercises.lesson{_lesson}")
     for _id, _entry in _module.CHECKERS.items():
         if not _id.startswith(f"{_lesson}.") or _id in _CHECKERS:
             raise ImportError(f"exercise {_id!r} of helpers.exercises.lesson{_lesson} is misplaced or repeated")
         _CHECKERS[_id] = _entry
+    if sorted(_module.KINDS) != sorted(_module.CHECKERS) or not set(_module.KINDS.values()) <= set(KINDS):
+        raise ImportError(f"helpers.exercises.lesson{_lesson}.KINDS must give one of {sorted(KINDS)} per exercise")
+    _KIND_OF.update(_module.KINDS)
+
+
+def kind_of(exercise: str) -> str:
+    """What ``exercise`` asks for: a key of :data:`KINDS` (``"recall"``, ``"code"``, ``"predict"`` ...)."""
+    if not isinstance(exercise, str):
+        raise TypeError(f"exercise must be an id string such as '01.1', not {describe(exercise)}")
+    if exercise not in _KIND_OF:
+        raise ValueError(f"unknown exercise {exercise!r}; known: {', '.join(exercise_ids())}")
+    return _KIND_OF[exercise]
 
 
 def exercise_ids() -> list[str]:

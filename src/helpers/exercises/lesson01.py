@@ -141,3 +141,12 @@ CHECKERS = {
     "01.4": ("the summation order whose error bound does not grow with n", _ex_01_4),
     "01.5": ("three float32 numbers (a, b, c) whose fused a*b + c differs from a * b + c", _ex_01_5),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "01.1": "recall",
+    "01.2": "work",
+    "01.3": "recall",
+    "01.4": "recall",
+    "01.5": "work",
+}

@@ -71,3 +71,10 @@ CHECKERS = {
     "02.2": ("a list of indices that orders [1e8, 1.0, -1e8] so that a loop gives exactly 1.0", _ex_02_2),
     "02.3": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_3),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "02.1": "work",
+    "02.2": "work",
+    "02.3": "measure",
+}

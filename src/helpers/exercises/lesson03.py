@@ -95,3 +95,11 @@ CHECKERS = {
     "03.3": ("the unit roundoff of TF32 (a float)", _ex_03_3),
     "03.4": ("the relative error float32's defaults accept at |expected| = 1e-4 (a fraction)", _ex_03_4),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "03.1": "work",
+    "03.2": "recall",
+    "03.3": "work",
+    "03.4": "work",
+}

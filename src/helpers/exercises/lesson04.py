@@ -82,3 +82,11 @@ CHECKERS = {
     "04.3": ("a tuple (name, value) for deterministic cuBLAS", _ex_04_3),
     "04.4": ("a set of the changes that make the CPU sum repeat itself", _ex_04_4),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "04.1": "recall",
+    "04.2": "recall",
+    "04.3": "recall",
+    "04.4": "recall",
+}

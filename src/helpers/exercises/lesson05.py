@@ -78,3 +78,11 @@ CHECKERS = {
     "05.3": ("the column that repeats across DataLoader workers", _ex_05_3),
     "05.4": ("a set of the draws computed with other log, sin and cos without AVX2", _ex_05_4),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "05.1": "recall",
+    "05.2": "code",
+    "05.3": "recall",
+    "05.4": "recall",
+}

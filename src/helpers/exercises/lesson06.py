@@ -79,3 +79,11 @@ CHECKERS = {
     "06.3": ("the three steps in order", _ex_06_3),
     "06.4": ("True or False", _ex_06_4),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "06.1": "recall",
+    "06.2": "code",
+    "06.3": "recall",
+    "06.4": "work",
+}

@@ -98,3 +98,12 @@ CHECKERS = {
     "07.4": ("the name of load_state_dict's keyword argument, as a string", _ex_07_4),
     "07.5": ("True or False", _ex_07_5),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "07.1": "recall",
+    "07.2": "recall",
+    "07.3": "recall",
+    "07.4": "recall",
+    "07.5": "recall",
+}

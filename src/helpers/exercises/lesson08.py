@@ -96,3 +96,12 @@ CHECKERS = {
     "08.4": ("the least number of page faults of one call, in 4 KiB pages", _ex_08_4),
     "08.5": ("the bytes per element that c = a + a moves", _ex_08_5),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "08.1": "code",
+    "08.2": "work",
+    "08.3": "recall",
+    "08.4": "work",
+    "08.5": "work",
+}

@@ -82,3 +82,12 @@ CHECKERS = {
     "09.4": ("the largest magnitude of a pair of u8 x s8 products", _ex_09_4),
     "09.5": ("the largest magnitude of a pair of products with reduce_range", _ex_09_5),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "09.1": "recall",
+    "09.2": "recall",
+    "09.3": "recall",
+    "09.4": "work",
+    "09.5": "work",
+}

@@ -77,3 +77,10 @@ CHECKERS = {
     "10.2": ('"weights" or "accuracies"', _ex_10_2),
     "10.3": ("a function f(actual, expected) returning True or False", _ex_10_3),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "10.1": "work",
+    "10.2": "recall",
+    "10.3": "code",
+}

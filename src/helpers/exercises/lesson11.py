@@ -76,3 +76,12 @@ CHECKERS = {
     "11.4": ("a set of the world sizes where dividing first can change the bits", _ex_11_4),
     "11.5": ("the DataLoader argument that sets the workers' base seed", _ex_11_5),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "11.1": "work",
+    "11.2": "recall",
+    "11.3": "recall",
+    "11.4": "work",
+    "11.5": "recall",
+}

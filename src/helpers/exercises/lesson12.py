@@ -152,3 +152,11 @@ CHECKERS = {
     "12.3": ("the torch.dtype whose tolerance first_divergence used for embed.0", _ex_12_3),
     "12.4": ("a capstone.Config for the server C", _ex_12_4),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "12.1": "work",
+    "12.2": "code",
+    "12.3": "decide",
+    "12.4": "code",
+}

@@ -43,3 +43,10 @@ CHECKERS = {
     "13.2": ("the name of torch.load's argument, as a string", _ex_13_2),
     "13.3": ("True or False", _ex_13_3),
 }
+
+#: What each exercise asks the learner to do (see helpers.exercises.KINDS).
+KINDS = {
+    "13.1": "recall",
+    "13.2": "recall",
+    "13.3": "recall",
+}
