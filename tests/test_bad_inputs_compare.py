@@ -430,6 +430,22 @@ PLOT_CASES = [
         },
     ),
     Case(
+        plots.plot_tolerance_band,
+        lambda: dict(results=_runs(), expected=torch.tensor([1.0, 3.0, 2.5]), rtol=1e-3, atol=1e-3, title="t"),
+        {
+            "results": st.one_of(
+                not_a_mapping(),
+                malformed(_runs, junk=NEVER_VALID),
+                bad_real_tensor((3,)).map(lambda t: {"default": t}),
+                st.just({"default": torch.ones(4)}),  # shaped unlike expected
+            ),
+            "expected": st.one_of(bad_real_tensor((3,)), st.just(torch.ones(2, 2))),
+            "rtol": bad_real(min=0.0),
+            "atol": bad_real(min=0.0),
+            "title": bad_text(),
+        },
+    ),
+    Case(
         plots.plot_run_spread,
         lambda: dict(runs=_runs(), exact=2.0, unit=0.5, unit_name="ULPs", title="t"),
         {

@@ -331,6 +331,15 @@ CASES = [
         },
     ),
     Case(
+        widgets.tolerance_playground,
+        lambda: dict(log10_rtol=-5.0, log10_atol=-5.0, log2_k=4),
+        {
+            "log10_rtol": bad_real(min=-8.0, max=-1.0),
+            "log10_atol": bad_real(min=-9.0, max=0.0),
+            "log2_k": bad_int(min=2, max=14),
+        },
+    ),
+    Case(
         widgets.precision_explorer,
         lambda: dict(fmt="tf32", log2_k=6),
         {"fmt": bad_choice(list(INPUT_FORMATS)), "log2_k": bad_int(min=2, max=14)},

@@ -9,8 +9,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers import float_anatomy  # noqa: E402
-from helpers.plots import plot_error_growth, plot_sum_spread, plot_ulp  # noqa: E402
-from helpers.widgets import float_explorer, precision_explorer, precision_table  # noqa: E402
+from helpers.plots import plot_error_growth, plot_sum_spread, plot_tolerance_band, plot_ulp  # noqa: E402
+from helpers.widgets import float_explorer, precision_explorer, precision_table, tolerance_playground  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -84,3 +84,39 @@ def test_precision_table_reports_the_error_in_units_of_u():
     assert rows["unit roundoff u of the inputs"] == f"{2.0**-11:.3e}"
     assert 0.4 < float(rows["that error in units of u"]) < 0.8
     assert rows["within assert_close's float32 rtol (1.3e-6)?"] == "False"
+
+
+def test_plot_tolerance_band_draws_the_allowed_line_and_reds_the_failures():
+    expected = torch.tensor([0.0, 1e-3, 1.0, 100.0], dtype=torch.float64)
+    actual = expected + torch.tensor([0.0, 5e-4, 2e-3, 0.05], dtype=torch.float64)
+    fig, ax = plot_tolerance_band({"run": actual}, expected, rtol=1e-3, atol=1e-3)
+    line = ax.get_lines()[0]
+    xs, ys = line.get_xdata(), line.get_ydata()
+    assert abs(ys[0] - (1e-3 + 1e-3 * xs[0])) < 1e-12 and abs(ys[-1] - (1e-3 + 1e-3 * xs[-1])) < 1e-9
+    passed, failed = ax.collections[1:]  # after the shaded band
+    # 0 and 5e-4 are within atol; 2e-3 exceeds 1e-3 + 1e-3 * 1; 0.05 is within 1e-3 + 0.1
+    assert len(passed.get_offsets()) == 3 and len(failed.get_offsets()) == 1
+    assert tuple(failed.get_facecolor()[0][:3]) == matplotlib.colors.to_rgb("tab:red")
+    assert failed.get_offsets()[0][0] == 1.0
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "run: 3 pass" in labels and "run: 1 fail" in labels
+    with pytest.raises(ValueError, match="shape"):
+        plot_tolerance_band({"run": actual[:2]}, expected, 1e-3, 1e-3)
+    with pytest.raises(ValueError, match="both 0"):
+        plot_tolerance_band({"run": actual}, expected, 0.0, 0.0)
+
+
+def test_tolerance_playground_counts_what_passes_and_follows_its_sliders():
+    w = tolerance_playground(-5.0, -5.0, 6)
+    (rtol, atol, k), view = w.children[0].children, w.children[1]
+    assert "K = 64" not in view.value  # the picture is an image; the text names the counts
+    assert "64 terms" not in view.value and "of 1024 correct float32 results pass" in view.value
+    assert view.value.count("<img") == 1 and "data:image/png;base64," in view.value
+    rtol.value, atol.value = -1.0, 0.0  # so loose that even the 0.1% bug passes
+    assert "catches 0 of 1024" in view.value and "1024 of 1024 correct" in view.value
+    rtol.value, atol.value = -8.0, -9.0  # so tight that most correct results fail
+    passed = int(view.value.split(": ")[1].split(" of ")[0])
+    assert passed < 1024 and "catches 1024 of 1024" in view.value
+    k.value = 3
+    assert "reduction_tolerances(torch.float32, 8," in view.value
+    assert repr(w) == "tolerance_playground(log10_rtol=-8, log10_atol=-9, log2_k=3)"

@@ -33,6 +33,7 @@ from helpers.floats import _check_float_dtype, ulp
 
 __all__ = [
     "plot_error_growth",
+    "plot_tolerance_band",
     "plot_roofline",
     "plot_run_spread",
     "plot_sum_spread",
@@ -416,5 +417,85 @@ def plot_run_spread(
     ax.set_ylabel(f"result - exact, in {unit_name or f'units of {unit:.3g}'}")
     ax.set_title(title)
     ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig, ax
+
+
+def _check_results(value: object, name: str) -> torch.Tensor:
+    return _check_real_tensor(value, name)
+
+
+def plot_tolerance_band(
+    results: Mapping[str, torch.Tensor],
+    expected: torch.Tensor,
+    rtol: float,
+    atol: float,
+    title: str = "",
+) -> tuple[Figure, Axes]:
+    """Each result's error against the size of its expected value, with the line a check allows.
+
+    ``torch.allclose`` and ``assert_close`` pass an entry when
+    ``|actual - expected| <= atol + rtol * |expected|``: on log-log axes that is a line, flat at
+    ``atol`` for small ``|expected|`` and rising with slope ``rtol`` beyond ``atol / rtol``. Each
+    series of ``results`` (a label mapped to a tensor shaped like ``expected``) is drawn as points
+    ``(|expected|, |actual - expected|)``, computed in float64; points above the line, the
+    entries the check rejects, are red. An error of exactly 0 cannot sit on a log axis: it is drawn
+    at the bottom edge, and so is an ``|expected|`` of 0 at the left edge. Introduced in lesson 10.
+
+    Raises:
+        TypeError: ``results`` is not a mapping of str to tensors of real numbers, ``expected``
+            is not such a tensor, or ``rtol``, ``atol`` are not numbers.
+        ValueError: ``results`` is empty, a tensor holds NaN or inf or is shaped unlike
+            ``expected``, ``expected`` is empty, ``rtol`` or ``atol`` is negative or not finite,
+            or both are 0 (no band to draw).
+    """
+    results = check_mapping(results, "results", nonempty=True, value_check=_check_results)
+    expected = _check_real_tensor(expected, "expected")
+    if expected.numel() == 0:
+        raise ValueError("expected must hold at least one value")
+    for label, values in results.items():
+        if values.shape != expected.shape:
+            raise ValueError(
+                f"results[{label!r}] has shape {tuple(values.shape)}, expected {tuple(expected.shape)}"
+            )
+    rtol = check_real(rtol, "rtol", min=0.0)
+    atol = check_real(atol, "atol", min=0.0)
+    if rtol == 0 and atol == 0:
+        raise ValueError("rtol and atol are both 0: the check then asks for equality, and there is no band")
+    _check_labels(results, "results")
+    _check_text(title, "title")
+    e = expected.detach().cpu().double().flatten()
+    size = e.abs()
+    errors = {label: (v.detach().cpu().double().flatten() - e).abs() for label, v in results.items()}
+    allowed = atol + rtol * size
+    positive = torch.cat([size, *errors.values(), allowed])
+    positive = positive[positive > 0]
+    floor = float(positive.min()) / 4 if positive.numel() else 1e-30
+    x_low = max(float(size[size > 0].min()) / 2, floor) if bool((size > 0).any()) else floor
+    x_high = max(float(size.max()) * 2, x_low * 10)
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.0, 4.4))
+    xs = torch.logspace(math.log10(x_low), math.log10(x_high), 200, dtype=torch.float64)
+    ax.plot(xs.numpy(), (atol + rtol * xs).numpy(), color="black", linewidth=1.5,
+            label="allowed: atol + rtol·|expected|")
+    ax.fill_between(xs.numpy(), floor, (atol + rtol * xs).numpy(), color="tab:green", alpha=0.08)
+    for (label, err), marker in zip(errors.items(), "o^sDv" * len(errors), strict=False):
+        fails = err > allowed
+        x, y = size.clamp(min=x_low), err.clamp(min=floor)
+        n_fail = int(fails.sum())
+        ax.scatter(x[~fails].numpy(), y[~fails].numpy(), s=10, marker=marker, alpha=0.6,
+                   label=f"{label}: {len(err) - n_fail} pass")
+        ax.scatter(x[fails].numpy(), y[fails].numpy(), s=14, marker=marker, color="tab:red", alpha=0.8,
+                   label=f"{label}: {n_fail} fail")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_low, x_high)
+    ax.set_ylim(floor / 2, None)
+    ax.set_xlabel("|expected|")
+    ax.set_ylabel("|actual - expected|  (0 drawn at the bottom)")
+    ax.set_title(f"{title}{': ' if title else ''}rtol = {rtol:.2g}, atol = {atol:.2g}")
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     fig.tight_layout()
     return fig, ax

@@ -23,7 +23,7 @@ from helpers.floats import (
 )
 from helpers.tables import Table
 
-__all__ = ["float_explorer", "precision_explorer"]
+__all__ = ["float_explorer", "precision_explorer", "tolerance_playground"]
 
 #: The largest inner dimension ``precision_table`` computes: a (64 x 2**16) @ (2**16 x 64) product
 #: takes about a second; the explorer's slider stops at 2**14.
@@ -130,3 +130,84 @@ def precision_explorer(fmt: str = "tf32", log2_k: int = 10) -> ipywidgets.VBox:
     slider.observe(update, names="value")
     update()
     return PrecisionExplorer([widgets.HBox([menu, slider]), view])
+
+
+def _figure_html(fig) -> str:
+    """A matplotlib figure as an inline PNG ``<img>``, then closed: an HTML widget keeps it in its state."""
+    import base64
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=80)
+    plt.close(fig)
+    encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="tolerance band" src="data:image/png;base64,{encoded}"/>'
+
+
+def tolerance_playground(log10_rtol: float = -5.0, log10_atol: float = -5.0, log2_k: int = 10) -> ipywidgets.VBox:
+    """Sliders for rtol, atol and the length K of each sum; shows which results a check passes.
+
+    The results are the 64 x 16 entries of a float32 matrix product ``a @ b`` with inner dimension
+    ``K = 2**log2_k`` (``torch.randn`` inputs, seed 0), each one a K-term sum, compared with the
+    same product in float64; a second series is those results with a 0.1% error, a bug a check
+    should catch. The picture is :func:`helpers.plots.plot_tolerance_band`; the text counts
+    what passes and gives ``reduction_tolerances``'s suggestion for this K. Introduced in lesson 10.
+
+    ``log10_rtol`` is a number from -8 to -1, ``log10_atol`` from -9 to 0 (the sliders' ranges),
+    ``log2_k`` an int from 2 to 14; raises ``TypeError`` or ``ValueError`` otherwise.
+    """
+    from helpers._validate import check_real
+    from helpers.compare import reduction_tolerances
+
+    log10_rtol = check_real(log10_rtol, "log10_rtol", min=-8.0, max=-1.0)
+    log10_atol = check_real(log10_atol, "log10_atol", min=-9.0, max=0.0)
+    log2_k = check_int(log2_k, "log2_k", min=2, max=14)
+    import ipywidgets as widgets
+
+    from helpers.plots import plot_tolerance_band
+
+    rtol_slider = widgets.FloatSlider(value=log10_rtol, min=-8.0, max=-1.0, step=0.1, description="log10 rtol")
+    atol_slider = widgets.FloatSlider(value=log10_atol, min=-9.0, max=0.0, step=0.1, description="log10 atol")
+    k_slider = widgets.IntSlider(value=log2_k, min=2, max=14, description="log2 K")
+    view = widgets.HTML()
+    products: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    class TolerancePlayground(widgets.VBox):
+        def __repr__(self) -> str:
+            return (
+                f"tolerance_playground(log10_rtol={rtol_slider.value:g}, "
+                f"log10_atol={atol_slider.value:g}, log2_k={k_slider.value})"
+            )
+
+    def product(k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if k not in products:
+            g = torch.Generator().manual_seed(0)
+            a, b = torch.randn(64, k, generator=g), torch.randn(k, 16, generator=g)
+            products[k] = (a @ b, a.double() @ b.double())
+        return products[k]
+
+    def update(_change=None) -> None:
+        k = 2**k_slider.value
+        rtol, atol = 10.0**rtol_slider.value, 10.0**atol_slider.value
+        actual, expected = product(k)
+        bug = actual * 1.001
+        allowed = atol + rtol * expected.abs()
+        passed = int(((actual.double() - expected).abs() <= allowed).sum())
+        caught = int(((bug.double() - expected).abs() > allowed).sum())
+        suggested = reduction_tolerances(torch.float32, k, scale=float(expected.abs().mean()))
+        fig, _ = plot_tolerance_band(
+            {"float32 a @ b": actual, "with a 0.1% bug": bug}, expected, rtol, atol, title=f"K = {k} terms per sum"
+        )
+        view.value = (
+            f"<p>rtol = {rtol:.2g}, atol = {atol:.2g}: {passed} of {actual.numel()} correct float32 results "
+            f"pass, and the check catches {caught} of {bug.numel()} results with a 0.1% error. "
+            f"reduction_tolerances(torch.float32, {k}, scale=mean |expected|) suggests "
+            f"rtol = {suggested[0]:.2g}, atol = {suggested[1]:.2g}.</p>" + _figure_html(fig)
+        )
+
+    for control in (rtol_slider, atol_slider, k_slider):
+        control.observe(update, names="value")
+    update()
+    return TolerancePlayground([widgets.HBox([rtol_slider, atol_slider, k_slider]), view])
