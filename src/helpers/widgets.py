@@ -23,7 +23,7 @@ from helpers.floats import (
 )
 from helpers.tables import Table
 
-__all__ = ["float_explorer", "precision_explorer", "tolerance_playground"]
+__all__ = ["float_explorer", "precision_explorer", "reproducibility_checklist", "tolerance_playground"]
 
 #: The largest inner dimension ``precision_table`` computes: a (64 x 2**16) @ (2**16 x 64) product
 #: takes about a second; the explorer's slider stops at 2**14.
@@ -211,3 +211,69 @@ def tolerance_playground(log10_rtol: float = -5.0, log10_atol: float = -5.0, log
         control.observe(update, names="value")
     update()
     return TolerancePlayground([widgets.HBox([rtol_slider, atol_slider, k_slider]), view])
+
+
+def checklist_html(outcome, reasons: list[str]) -> str:
+    """The report of :func:`reproducibility_checklist`: the settings used, the outcome, what is left open."""
+    import html
+
+    from helpers.checklist import SETTINGS
+
+    used = [f"<li><code>{html.escape(SETTINGS[name])}</code></li>" for name, on in outcome.settings.items() if on]
+    parts = [f"<p><b>{html.escape(str(outcome))}</b></p>"]
+    if outcome.match and reasons:
+        parts.append("<p>They matched this time, but nothing promises it: something below is still left open.</p>")
+    parts.append("<p>Settings used:</p><ul>" + ("".join(used) or "<li>none</li>") + "</ul>")
+    if reasons:
+        items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
+        parts.append(f"<p>What can still differ between the runs:</p><ul>{items}</ul>")
+    else:
+        parts.append(
+            "<p>Nothing is left to chance: every source of difference in this training is controlled, "
+            "on this machine and this software.</p>"
+        )
+    if outcome.settings["workers"]:
+        parts.append(
+            "<p>With workers, PyTorch seeds random, NumPy and torch in each worker from the loader's base seed, "
+            "so the main process's NumPy and Python seeds do not reach the data, and "
+            "<code>worker_init_fn=seed_worker</code> adds nothing here; it matters for a generator the dataset "
+            "keeps itself (lesson 05, DataLoader workers).</p>"
+        )
+    return "".join(parts)
+
+
+def reproducibility_checklist(**settings: bool) -> ipywidgets.VBox:
+    """A tick box for each seed and setting of :data:`helpers.checklist.SETTINGS`, and a button that
+    trains the small model twice (:func:`helpers.checklist.run_twice`) and says whether the runs
+    match and where they first differ. The keywords tick boxes at the start (True or False, as
+    for ``run_twice``); the report shown at the start is computed with them. Introduced in lesson 05.
+
+    Raises:
+        TypeError: a keyword is not a setting, or a value is not a bool.
+    """
+    import ipywidgets as widgets
+
+    from helpers.checklist import SETTINGS, _check_settings, left_open, run_twice
+
+    chosen = _check_settings(settings)
+    boxes = {
+        name: widgets.Checkbox(value=chosen[name], description=name.replace("_", " "), indent=False)
+        for name in SETTINGS
+    }
+    button = widgets.Button(description="Run twice", button_style="primary")
+    view = widgets.HTML()
+
+    class ReproducibilityChecklist(widgets.VBox):
+        def __repr__(self) -> str:
+            ticked = ", ".join(f"{name}=True" for name, box in boxes.items() if box.value)
+            return f"reproducibility_checklist({ticked})"
+
+    def run(_button=None) -> None:
+        now = {name: box.value for name, box in boxes.items()}
+        view.value = "<p>Training twice...</p>"
+        view.value = checklist_html(run_twice(**now), left_open(**now))
+
+    button.on_click(run)
+    run()
+    grid = widgets.GridBox(list(boxes.values()), layout=widgets.Layout(grid_template_columns="repeat(4, 25%)"))
+    return ReproducibilityChecklist([grid, button, view])
