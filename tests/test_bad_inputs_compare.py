@@ -29,7 +29,7 @@ import torch.utils.benchmark  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from helpers import bench, plots  # noqa: E402
+from helpers import bench, diagrams, plots  # noqa: E402
 from helpers.compare import (  # noqa: E402
     Comparison,
     NamedComparison,
@@ -429,6 +429,50 @@ PLOT_CASES = [
             "title": bad_text(),
         },
     ),
+    Case(
+        plots.plot_accumulators,
+        lambda: dict(dtypes=[torch.float16], steps=16, value=1.0, title="t"),
+        {
+            "dtypes": st.one_of(anything_but(list, tuple), st.just([]), bad_dtype(FLOATS).map(lambda d: [d])),
+            "steps": bad_int(min=1, max=plots.MAX_ACCUMULATOR_STEPS),
+            "value": bad_real(positive=True),
+            "title": bad_text(),
+        },
+    ),
+    Case(
+        plots.plot_number_line,
+        lambda: dict(power=1.0, dtype=torch.bfloat16, count=4, title="t"),
+        {
+            "power": st.one_of(bad_real(positive=True), st.sampled_from([3.0, 0.75, 2.0**-140, 2.0**127])),
+            "dtype": bad_dtype(FLOATS),
+            "count": bad_int(min=1, max=64),
+            "title": bad_text(),
+        },
+    ),
+    Case(
+        plots.plot_ulp_differences,
+        lambda: dict(a=torch.ones(3), b=torch.ones(3), labels=("x", "y"), title="t"),
+        {
+            "a": st.one_of(bad_tensor(FLOATS, shape=(3,)), st.just(torch.ones(3, dtype=torch.float64)), st.just(torch.ones(2))),
+            "labels": st.one_of(anything_but(list, tuple), st.just(("x",)), bad_text().map(lambda s: (s, "y"))),
+            "title": bad_text(),
+        },
+    ),
+    Case(
+        plots.plot_speed_vs_error,
+        lambda: dict(levers={"a": (1.0, 0.0), "b": (2.0, 1e-3)}, budget=1e-3, title="t"),
+        {
+            "levers": st.one_of(
+                not_a_mapping(), st.just({}), st.just({"a": (0.0, 1.0)}), st.just({"a": (1.0, -1.0)}),
+                st.just({"a": (1.0,)}), bad_real(positive=True).map(lambda v: {"a": (v, 1.0)}),
+            ),
+            "budget": bad_real(positive=True).filter(lambda v: v is not None),
+            "title": bad_text(),
+        },
+    ),
+    Case(diagrams.draw_reduction_orders, lambda: dict(n=4), {"n": st.one_of(bad_int(min=4, max=16), st.just(6))}),
+    Case(diagrams.draw_ring_allreduce, lambda: dict(ranks=3), {"ranks": bad_int(min=2, max=8)}),
+    Case(diagrams.draw_launch_timeline, lambda: dict(kernels=3), {"kernels": bad_int(min=2, max=8)}),
     Case(
         plots.plot_tolerance_band,
         lambda: dict(results=_runs(), expected=torch.tensor([1.0, 3.0, 2.5]), rtol=1e-3, atol=1e-3, title="t"),

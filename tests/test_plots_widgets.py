@@ -120,3 +120,85 @@ def test_tolerance_playground_counts_what_passes_and_follows_its_sliders():
     k.value = 3
     assert "reduction_tolerances(torch.float32, 8," in view.value
     assert repr(w) == "tolerance_playground(log10_rtol=-8, log10_atol=-9, log2_k=3)"
+
+
+def test_plot_accumulators_marks_where_each_accumulator_stalls():
+    from helpers.plots import plot_accumulators, running_total
+
+    assert running_total(1.0, 4096, torch.float16)[-1] == 2048 and running_total(1.0, 300, torch.bfloat16)[-1] == 256
+    assert running_total(1.0, 4096, torch.float32)[-1] == 4096
+    fig, ax = plot_accumulators(steps=4096)
+    notes = [t.get_text() for t in ax.texts]
+    assert notes == ["float16 stalls at 2048", "bfloat16 stalls at 256"]  # float32 does not stall by 4096
+    with pytest.raises(ValueError):
+        plot_accumulators(steps=0)
+    with pytest.raises(TypeError):
+        plot_accumulators(dtypes=[torch.int32])
+
+
+def test_plot_number_line_shows_the_gap_doubling_at_the_power_of_two():
+    from helpers.plots import plot_number_line
+
+    fig, ax = plot_number_line(1.0, torch.bfloat16, 4)
+    ticks = sorted(float(x) for seg in ax.collections[0].get_segments() for x in {seg[0][0]})
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert gaps[:3] == [2**-8] * 3 and gaps[-3:] == [2**-7] * 3
+    assert [t.get_text() for t in ax.texts][:2] == ["gap 0.00390625", "gap 0.0078125"]
+    with pytest.raises(ValueError, match="power of two"):
+        plot_number_line(3.0)
+
+
+def test_plot_ulp_differences_counts_the_exact_agreements():
+    from helpers.plots import plot_ulp_differences
+
+    a = torch.tensor([1.0, 1.0, 2.0, 4.0])
+    b = torch.tensor([1.0, torch.nextafter(torch.tensor(1.0), torch.tensor(2.0)).item(), 2.0, 4.0])
+    fig, ax = plot_ulp_differences(a, b, ("1 thread", "2 threads"))
+    assert ax.get_title() == "3 of 4 agree bit for bit"
+    heights = {round(p.get_x() + p.get_width() / 2): p.get_height() for p in ax.patches}
+    assert heights == {-1: 1, 0: 3}  # a is one ULP below b once
+    with pytest.raises(TypeError):
+        plot_ulp_differences(a, b.double())
+
+
+def test_plot_speed_vs_error_draws_each_lever_and_the_budget():
+    from helpers.plots import plot_speed_vs_error
+
+    fig, ax = plot_speed_vs_error({"float32": (1.0, 0.0), "int8": (2.5, 1e-2)}, budget=5e-3)
+    assert [t.get_text() for t in ax.texts] == ["float32", "int8"]
+    assert ax.get_lines()[-1].get_ydata()[0] == 5e-3
+    with pytest.raises(ValueError):
+        plot_speed_vs_error({"x": (0.0, 1.0)})
+
+
+def test_the_ring_diagram_states_the_order_the_ring_helper_adds_in():
+    from helpers.diagrams import draw_ring_allreduce
+    from helpers.distributed import ring_allreduce
+
+    for ranks in (3, 4, 5):
+        fig, ax = draw_ring_allreduce(ranks)
+        expression = ax.texts[-1].get_text().split("as ")[-1]
+        reversed_order_differs = False
+        for seed in range(20):
+            g = torch.Generator().manual_seed(seed)
+            rows = torch.randn(ranks, 1, generator=g) * 10.0 ** torch.arange(ranks)[:, None]
+            scope = {f"g{r}": rows[r] for r in range(ranks)}
+            stated = eval(expression, {}, scope)  # float32 additions in the stated order
+            assert torch.equal(stated, ring_allreduce(rows)[0]), (ranks, seed, expression)
+            reversed_order_differs |= not torch.equal(sum(rows[r, 0] for r in range(ranks)), stated)
+        assert reversed_order_differs  # these rows can tell one order from another
+
+
+def test_the_diagrams_draw_and_refuse_bad_sizes():
+    from helpers import diagrams
+
+    for draw in (diagrams.draw_reduction_orders, diagrams.draw_device_move, diagrams.draw_launch_timeline):
+        fig, _ = draw()
+        assert fig.axes
+    fig, (loop, tree) = diagrams.draw_reduction_orders(8)
+    assert "7 additions" in loop.get_title() and "3 levels" in tree.get_title()
+    assert "not measured" in diagrams.draw_launch_timeline()[1].get_xlabel()
+    with pytest.raises(ValueError, match="power of two"):
+        diagrams.draw_reduction_orders(6)
+    with pytest.raises(ValueError):
+        diagrams.draw_ring_allreduce(1)

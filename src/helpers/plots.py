@@ -32,6 +32,10 @@ from helpers._validate import (
 from helpers.floats import _check_float_dtype, ulp
 
 __all__ = [
+    "plot_accumulators",
+    "plot_number_line",
+    "plot_speed_vs_error",
+    "plot_ulp_differences",
     "plot_error_growth",
     "plot_tolerance_band",
     "plot_roofline",
@@ -497,5 +501,214 @@ def plot_tolerance_band(
     ax.set_ylabel("|actual - expected|  (0 drawn at the bottom)")
     ax.set_title(f"{title}{': ' if title else ''}rtol = {rtol:.2g}, atol = {atol:.2g}")
     ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+    fig.tight_layout()
+    return fig, ax
+
+
+#: The most additions :func:`plot_accumulators` makes per dtype (each is a Python-level step).
+MAX_ACCUMULATOR_STEPS = 20_000
+
+
+def running_total(value: float, steps: int, dtype: torch.dtype) -> torch.Tensor:
+    """The running total of ``value`` added ``steps`` times, one addition at a time in ``dtype``.
+
+    Each addition is rounded to ``dtype``: the accumulator itself is ``dtype``, as in a loop that
+    keeps ``total = total + x`` in that format (not ``torch.cumsum``, whose CPU kernel may add in a
+    wider type). Returns a float64 tensor of ``steps`` totals. Introduced in lesson 03.
+    """
+    value = check_real(value, "value")
+    steps = check_int(steps, "steps", min=1, max=MAX_ACCUMULATOR_STEPS)
+    dtype = _check_float_dtype(dtype)
+    x, total = torch.tensor(value, dtype=dtype), torch.zeros((), dtype=dtype)
+    out = []
+    for _ in range(steps):
+        total = total + x  # a dtype scalar plus a dtype scalar, rounded to dtype
+        out.append(float(total))
+    return torch.tensor(out, dtype=torch.float64)
+
+
+def plot_accumulators(
+    dtypes: Sequence[torch.dtype] = (torch.float16, torch.bfloat16, torch.float32),
+    steps: int = 4096,
+    value: float = 1.0,
+    title: str = "",
+) -> tuple[Figure, Axes]:
+    """Running totals of ``value`` added ``steps`` times, one line per accumulator dtype.
+
+    A total stops growing once ``value`` is no more than half the gap between neighbouring
+    floats at the total: adding 1.0 in float16 stalls at 2048, in bfloat16 at 256; float32 keeps
+    counting to 2**24. The exact total is drawn dashed, and each stall is marked. Introduced in
+    lesson 03.
+
+    Raises:
+        TypeError: a dtype is not a floating dtype, or a number is not a number.
+        ValueError: ``dtypes`` is empty, ``steps`` is outside 1..MAX_ACCUMULATOR_STEPS, or
+            ``value`` is not positive and finite.
+    """
+    dtypes = check_sequence(dtypes, "dtypes", item_check=lambda d, n: _check_float_dtype(d, name=n))
+    if not dtypes:
+        raise ValueError("dtypes must name at least one floating dtype")
+    steps = check_int(steps, "steps", min=1, max=MAX_ACCUMULATOR_STEPS)
+    value = check_real(value, "value", positive=True)
+    _check_text(title, "title")
+    totals = {dtype: running_total(value, steps, dtype) for dtype in dtypes}
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    n = torch.arange(1, steps + 1, dtype=torch.float64)
+    ax.plot(n.numpy(), (n * value).numpy(), "k--", linewidth=1, label="exact")
+    for dtype, total in totals.items():
+        name = str(dtype).removeprefix("torch.")
+        (line,) = ax.plot(n.numpy(), total.numpy(), label=f"{name} accumulator", linewidth=2)
+        stalled = (total[1:] == total[:-1]).nonzero()
+        if stalled.numel():
+            at = float(total[int(stalled[0, 0])])
+            ax.axhline(at, color=line.get_color(), linestyle=":", linewidth=1)
+            ax.annotate(f"{name} stalls at {at:g}", (steps, at), xytext=(-4, 3), textcoords="offset points",
+                        ha="right", va="bottom", fontsize="small", color=line.get_color())
+    ax.set_xlabel(f"number of additions of {value:g}")
+    ax.set_ylabel("running total")
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="upper left")
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_number_line(
+    power: float = 1.0, dtype: torch.dtype = torch.bfloat16, count: int = 8, title: str = ""
+) -> tuple[Figure, Axes]:
+    """The representable values of ``dtype`` on each side of a power of two, on a linear axis.
+
+    ``count`` neighbours below ``power`` and ``count`` above it are drawn as ticks: the gap
+    between neighbours doubles at the power of two, where the exponent steps up. The gaps are
+    labelled. Introduced in lesson 01.
+
+    Raises:
+        TypeError: ``dtype`` is not a floating dtype, or ``power``/``count`` are not numbers.
+        ValueError: ``power`` is not a positive power of two that ``dtype`` holds as a normal
+            number with ``count`` neighbours on each side, or ``count`` is outside 1..64.
+    """
+    dtype = _check_float_dtype(dtype)
+    power = check_real(power, "power", positive=True)
+    count = check_int(count, "count", min=1, max=64)
+    _check_text(title, "title")
+    mantissa, _ = math.frexp(power)
+    info = torch.finfo(dtype)
+    if mantissa != 0.5 or not (info.tiny <= power <= info.max / 4):
+        raise ValueError(f"power must be a power of two that {dtype} holds as a normal number, got {power!r}")
+    centre = torch.tensor(power, dtype=dtype)
+    below, above, x = [], [], centre
+    for _ in range(count):
+        x = torch.nextafter(x, torch.tensor(0.0, dtype=dtype))
+        below.append(float(x))
+    x = centre
+    for _ in range(count):
+        x = torch.nextafter(x, torch.tensor(math.inf, dtype=dtype))
+        above.append(float(x))
+    values = [*reversed(below), power, *above]
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.0, 2.2))
+    ax.axhline(0, color="black", linewidth=1)
+    ax.vlines(values, -0.3, 0.3, color="tab:blue")
+    ax.vlines([power], -0.6, 0.6, color="tab:red", linewidth=2)
+    gap_below, gap_above = power - below[0], above[0] - power
+    ax.annotate(f"gap {gap_below:g}", ((values[0] + power) / 2, 0.45), ha="center", fontsize="small")
+    ax.annotate(f"gap {gap_above:g}", ((power + values[-1]) / 2, 0.45), ha="center", fontsize="small")
+    ax.annotate(f"{power:g}", (power, -0.85), ha="center", fontsize="small", color="tab:red")
+    ax.set_ylim(-1.1, 0.9)
+    ax.set_yticks([])
+    ax.set_xlabel(f"value (every tick is a {str(dtype).removeprefix('torch.')} number)")
+    ax.set_title(title)
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_ulp_differences(
+    a: torch.Tensor, b: torch.Tensor, labels: tuple[str, str] = ("a", "b"), title: str = ""
+) -> tuple[Figure, Axes]:
+    """A histogram of how many ULPs apart the results of two runs are, one count per element.
+
+    ``a`` and ``b`` hold the same results computed two ways (1 and 2 threads, say), with one
+    float dtype and shape. The distance is signed: positive where ``a`` is the larger. The count
+    of results that agree bit for bit is the bar at 0, and is given in the title. Introduced in
+    lesson 02.
+
+    Raises:
+        TypeError: ``a`` or ``b`` is not a tensor of a float dtype, or they differ in dtype.
+        ValueError: they differ in shape, are empty, or hold NaN.
+    """
+    from helpers.floats import ulp_distance
+
+    labels = check_sequence(labels, "labels", length=2, item_check=check_str)
+    for label in labels:
+        _check_text(label, "labels")
+    _check_text(title, "title")
+    distance = ulp_distance(a, b)  # checks both tensors
+    if distance.numel() == 0:
+        raise ValueError("a and b must hold at least one result")
+    signed = torch.where(a.detach().cpu().flatten() >= b.detach().cpu().flatten(), 1, -1) * distance.flatten()
+    same = int((signed == 0).sum())
+
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    low, high = int(signed.min()), int(signed.max())
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    ax.hist(signed.numpy(), bins=[x - 0.5 for x in range(low, high + 2)], color="tab:blue", edgecolor="white")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"{labels[0]} - {labels[1]}, in ULPs of the result")
+    ax.set_ylabel("results")
+    ax.set_title(f"{title}{': ' if title else ''}{same} of {signed.numel()} agree bit for bit")
+    fig.tight_layout()
+    return fig, ax
+
+
+def _check_lever(value: object, name: str) -> tuple[float, float]:
+    pair = check_sequence(value, name, length=2)
+    return check_real(pair[0], f"{name}[0]", positive=True), check_real(pair[1], f"{name}[1]", min=0.0)
+
+
+def plot_speed_vs_error(
+    levers: Mapping[str, tuple[float, float]], budget: float | None = None, title: str = ""
+) -> tuple[Figure, Axes]:
+    """Each lever as a point: its speed-up (x) against the error it adds (y, log scale).
+
+    ``levers`` maps a name to ``(speed-up, error)``, the speed-up as a ratio to a baseline (1.0:
+    no faster) and the error as a number >= 0 (an error of 0 is drawn at the bottom edge). An
+    error ``budget``, if given, is drawn as a line: the levers below it and right of 1 are the
+    ones worth taking. Introduced in lesson 09.
+
+    Raises:
+        TypeError: ``levers`` is not a mapping of str to pairs of numbers.
+        ValueError: ``levers`` is empty, a speed-up is not positive, an error is negative, or a
+            number or the budget is not finite (the budget must be positive).
+    """
+    levers = check_mapping(levers, "levers", nonempty=True, value_check=_check_lever)
+    _check_labels(levers, "levers")
+    if budget is not None:
+        budget = check_real(budget, "budget", positive=True)
+    _check_text(title, "title")
+    errors = [e for _, e in levers.values() if e > 0]
+    floor = min(errors + ([budget] if budget else [])) / 10 if errors or budget else 1e-12
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for name, (speed, error) in levers.items():
+        ax.scatter([speed], [max(error, floor)], s=40)
+        ax.annotate(name, (speed, max(error, floor)), xytext=(5, 4), textcoords="offset points", fontsize="small")
+    ax.axvline(1.0, color="gray", linestyle="--", linewidth=1, label="no faster than the baseline")
+    if budget is not None:
+        ax.axhline(budget, color="tab:red", linestyle=":", linewidth=1.5, label=f"error budget {budget:.2g}")
+    ax.set_yscale("log")
+    ax.set_xlabel("speed-up over the baseline (times)")
+    ax.set_ylabel("error added (0 drawn at the bottom)")
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="best")
     fig.tight_layout()
     return fig, ax
