@@ -339,6 +339,13 @@ def _points() -> dict:
     return {"op": (0.1, 1.0)}
 
 
+def _divergence():
+    from helpers.diagnose import first_divergence
+
+    model = torch.nn.Linear(3, 2)
+    return first_divergence(model, model, torch.ones(1, 3))
+
+
 def _runs() -> dict:
     return {"default": torch.tensor([1.0, 3.0, 2.0])}
 
@@ -470,6 +477,12 @@ PLOT_CASES = [
             "title": bad_text(),
         },
     ),
+    Case(
+        plots.plot_divergence,
+        lambda: dict(divergence=_divergence(), title="t"),
+        {"divergence": anything_but(), "title": bad_text()},
+    ),
+    Case(diagrams.draw_worker_seeding, lambda: dict(workers=2), {"workers": bad_int(min=1, max=4)}),
     Case(diagrams.draw_reduction_orders, lambda: dict(n=4), {"n": st.one_of(bad_int(min=4, max=16), st.just(6))}),
     Case(diagrams.draw_ring_allreduce, lambda: dict(ranks=3), {"ranks": bad_int(min=2, max=8)}),
     Case(diagrams.draw_launch_timeline, lambda: dict(kernels=3), {"kernels": bad_int(min=2, max=8)}),

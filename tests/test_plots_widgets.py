@@ -202,3 +202,37 @@ def test_the_diagrams_draw_and_refuse_bad_sizes():
         diagrams.draw_reduction_orders(6)
     with pytest.raises(ValueError):
         diagrams.draw_ring_allreduce(1)
+
+
+def test_plot_divergence_reds_the_modules_above_their_tolerance():
+    import copy
+
+    from helpers.diagnose import first_divergence
+    from helpers.plots import plot_divergence
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    broken = copy.deepcopy(model)
+    with torch.no_grad():
+        broken[2].weight.mul_(1.001)
+    found = first_divergence(model, broken, torch.randn(8, 16, generator=torch.Generator().manual_seed(0)))
+    fig, ax = plot_divergence(found)
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    colours = [matplotlib.colors.to_hex(bar.get_facecolor()) for bar in ax.patches]
+    assert found.module == "2" and names == ["0", "1", "2", "(model)"]  # in call order, the first at the top
+    red = matplotlib.colors.to_hex("tab:red")
+    assert [c == red for c in colours] == [False, False, True, False]  # only the changed layer fails
+    assert ax.get_title() == f"first divergence: {found.module}"
+    with pytest.raises(TypeError):
+        plot_divergence(found.table)
+
+
+def test_the_seeding_and_checkpoint_diagrams_say_what_they_draw():
+    from helpers import diagrams
+
+    fig, ax = diagrams.draw_worker_seeding(3)
+    text = " ".join(t.get_text() for t in ax.texts)
+    assert text.count("worker_init_fn(") == 3 and "base_seed + 2" in text
+    fig, ax = diagrams.draw_checkpoint_flow()
+    assert "weights_only=True" in " ".join(t.get_text() for t in ax.texts)
+    with pytest.raises(ValueError):
+        diagrams.draw_worker_seeding(0)

@@ -15,7 +15,14 @@ if TYPE_CHECKING:  # matplotlib is imported lazily
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["draw_device_move", "draw_launch_timeline", "draw_reduction_orders", "draw_ring_allreduce"]
+__all__ = [
+    "draw_checkpoint_flow",
+    "draw_device_move",
+    "draw_launch_timeline",
+    "draw_reduction_orders",
+    "draw_ring_allreduce",
+    "draw_worker_seeding",
+]
 
 
 def _box(ax, x: float, y: float, text: str, color: str = "white", width: float = 0.8, height: float = 0.5) -> None:
@@ -146,7 +153,7 @@ def draw_device_move() -> tuple[Figure, Axes]:
         _box(ax, 6.0, 2.5 - i * 0.8, name, "#d5ecd4", 3.4, 0.55)
         _arrow(ax, (1.75, 2.5 - i * 0.8), (4.25, 2.5 - i * 0.8), "tab:green")
     for i, name in enumerate(stays):
-        _box(ax, 0.0, -0.2 - i * 0.65, name, "#f8d7d5", 3.4, 0.5)
+        _box(ax, 0.0, -0.2 - i * 0.65, name, "#f8d7d5", 3.9, 0.5)
     ax.text(3.0, 2.9, "moved by .to()", ha="center", fontsize="small", color="tab:green")
     ax.text(6.0, -0.9, "left behind on the CPU:\nthe next operation that mixes\nthem with moved tensors fails",
             ha="center", va="center", fontsize="small", color="tab:red")
@@ -192,5 +199,69 @@ def draw_launch_timeline(kernels: int = 4) -> tuple[Figure, Axes]:
     ax.set_xlim(0, gpu_start + 0.5)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    return fig, ax
+
+
+def draw_worker_seeding(workers: int = 2) -> tuple[Figure, Axes]:
+    """How a DataLoader seeds its worker processes, as ``torch/utils/data`` does it.
+
+    Each time an iterator is made (each epoch), one int64 ``base_seed`` is drawn from the loader's
+    ``generator``, or from torch's global generator when it has none. Worker ``k`` then seeds
+    Python's ``random`` and torch with ``base_seed + k`` and NumPy's global generator with a hash
+    of both, before ``worker_init_fn(k)`` runs; anything else the dataset holds (its own NumPy
+    ``Generator``, say) arrives as a copy, in the same state in every worker. ``workers`` is an int
+    from 1 to 4. Introduced in lesson 05.
+    """
+    workers = check_int(workers, "workers", min=1, max=4)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.4, 1.6 + 1.3 * workers))
+    top = 1.3 * workers
+    _box(ax, 0.0, top, "DataLoader(generator=g)\nor, with none,\ntorch's global generator", "#dbe9f6", 3.0, 1.0)
+    _box(ax, 0.0, top - 1.6, "iter(loader), each epoch:\nbase_seed = one int64 drawn", "#fde2c8", 3.0, 0.8)
+    _arrow(ax, (0.0, top - 0.5), (0.0, top - 1.2))
+    for k in range(workers):
+        y = top - 0.2 - 1.3 * k
+        _box(ax, 5.4, y, f"worker {k}: random.seed(base_seed + {k})\ntorch.manual_seed(base_seed + {k})\n"
+             f"np.random.seed(hash(base_seed, {k}))\nthen worker_init_fn({k})", "#d5ecd4", 4.2, 1.1)
+        _arrow(ax, (1.5, top - 1.6), (3.3, y))
+    _box(ax, 0.0, top - 3.0, "dataset object: copied into each\nworker, its own generators\nin the same state", "#f8d7d5", 3.0, 1.0)
+    ax.set_xlim(-1.8, 7.8)
+    ax.set_ylim(top - 3.8 if workers < 3 else -0.9, top + 0.7)
+    _blank(ax)
+    ax.set_title("How DataLoader workers are seeded (torch/utils/data, a diagram)", fontsize="medium")
+    fig.tight_layout()
+    return fig, ax
+
+
+def draw_checkpoint_flow() -> tuple[Figure, Axes]:
+    """What a training checkpoint holds and how it comes back, on whatever device is there.
+
+    ``torch.save`` writes each tensor with the device it was on. ``torch.load(path,
+    map_location="cpu", weights_only=True)`` reads them onto the CPU, unpickling only tensors and
+    plain containers. ``model.load_state_dict`` copies each tensor into the parameter that is
+    already there, on that parameter's device, and ``optimizer.load_state_dict`` moves the state
+    to its parameters' devices. An exact resume needs more than the weights: the optimizer, the
+    scaler and scheduler, the step, and the random generators' states (lessons 05 and 07).
+    Introduced in lesson 07.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9.0, 3.6))
+    parts = ["model.state_dict()", "optimizer.state_dict()", "scaler, scheduler", "epoch, step", "RNG states"]
+    for i, name in enumerate(parts):
+        _box(ax, 0.0, 2.4 - i * 0.6, name, "#dbe9f6", 2.6, 0.45)
+    _box(ax, 3.9, 1.2, "checkpoint.pt\n(a dict; each tensor\nkeeps its device tag)", "#eeeeee", 2.4, 1.2)
+    _arrow(ax, (1.35, 1.2), (2.65, 1.2))
+    ax.text(2.0, 1.35, "torch.save", ha="center", fontsize="x-small")
+    _box(ax, 7.6, 2.0, "torch.load(path,\nmap_location='cpu',\nweights_only=True)", "#fde2c8", 2.8, 1.0)
+    _box(ax, 7.6, 0.3, "model.load_state_dict(...):\ncopies into the parameters\non their own device", "#d5ecd4", 2.8, 1.0)
+    _arrow(ax, (5.15, 1.4), (6.15, 2.0))
+    _arrow(ax, (7.6, 1.5), (7.6, 0.85))
+    ax.set_xlim(-1.5, 9.2)
+    ax.set_ylim(-0.5, 2.9)
+    _blank(ax)
+    ax.set_title("A checkpoint's round trip (a diagram)", fontsize="medium")
     fig.tight_layout()
     return fig, ax

@@ -33,6 +33,7 @@ from helpers.floats import _check_float_dtype, ulp
 
 __all__ = [
     "plot_accumulators",
+    "plot_divergence",
     "plot_number_line",
     "plot_speed_vs_error",
     "plot_ulp_differences",
@@ -710,5 +711,52 @@ def plot_speed_vs_error(
     ax.set_ylabel("error added (0 drawn at the bottom)")
     ax.set_title(title)
     ax.legend(fontsize="small", loc="best")
+    fig.tight_layout()
+    return fig, ax
+
+
+def plot_divergence(divergence: object, title: str = "") -> tuple[Figure, Axes]:
+    """Each module's error next to the tolerance its own rounding allows, in the order the calls finished.
+
+    ``divergence`` is what :func:`helpers.diagnose.first_divergence` returns. One row per module
+    call: a bar for its largest relative error and a black tick for its tolerance, both on a log
+    scale; a module that fails is red, and the first one to fail is named in the title. An error
+    of 0 is drawn at the left edge and an infinite one (outputs of other shapes) at the right.
+    Introduced in lesson 12.
+
+    Raises:
+        TypeError: ``divergence`` is not a ``Divergence``, or ``title`` is not a str.
+        ValueError: its table has no rows to draw.
+    """
+    from helpers.diagnose import Divergence
+
+    if not isinstance(divergence, Divergence):
+        raise TypeError(f"divergence must be what first_divergence returns, got {describe(divergence)}")
+    _check_text(title, "title")
+    rows = divergence.table.rows
+    if not rows:
+        raise ValueError("divergence has no module calls to draw")
+    names = [str(r[0]) for r in rows]
+    errors = [float(r[4]) for r in rows]
+    tolerances = [float(r[6]) if isinstance(r[6], (int, float)) else 0.0 for r in rows]
+    failed = [str(r[7]).startswith("FAIL") for r in rows]
+    finite = [v for v in errors + tolerances if 0 < v < math.inf]
+    low = min(finite) / 10 if finite else 1e-12
+    high = max(finite) * 10 if finite else 1.0
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 0.35 * len(rows) + 1.4))
+    y = list(range(len(rows)))[::-1]
+    shown = [min(max(e, low), high) for e in errors]
+    ax.barh(y, shown, left=low, color=["tab:red" if f else "tab:blue" for f in failed], height=0.6)
+    ax.scatter([max(t, low) for t in tolerances], y, marker="|", s=300, color="black", label="tolerance", zorder=3)
+    ax.set_yticks(y, names, fontsize="small")
+    ax.set_xscale("log")
+    ax.set_xlim(low, high)
+    ax.set_xlabel("largest relative error (bars; red: above its tolerance)")
+    found = "nothing diverges" if divergence.module is None else f"first divergence: {divergence.module}"
+    ax.set_title(f"{title}{': ' if title else ''}{found}", fontsize="medium")
+    ax.legend(fontsize="small", loc="lower right")
     fig.tight_layout()
     return fig, ax
