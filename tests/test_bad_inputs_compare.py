@@ -385,16 +385,6 @@ def non_empty(strategy: st.SearchStrategy) -> st.SearchStrategy:
 
 PLOT_CASES = [
     Case(
-        plots.plot_ulp,
-        lambda: dict(dtype=torch.float32, low=1.0, high=100.0, points=16),
-        {
-            "dtype": bad_dtype(FLOATS),
-            "low": st.one_of(bad_real(positive=True), st.floats(100.0, 1e30), st.just(1e-50)),
-            "high": st.one_of(bad_real(positive=True), st.floats(1e-30, 1.0), st.just(1e50)),
-            "points": bad_int(min=2, max=plots.MAX_ULP_POINTS),
-        },
-    ),
-    Case(
         plots.plot_sum_spread,
         lambda: dict(sums=torch.tensor([1.0, 1.0, 3.0]), exact=2.0, unit=1.0, title="t", unit_name="ULPs"),
         {
@@ -736,7 +726,6 @@ def test_a_range_beyond_float32_is_refused(no_figures):
         lambda: plots.plot_roofline({"op": (1.0, 1.0)}, 1e300, 1e-300), "peak_gflops / peak_gbps"
     )
     assert_clear_error(lambda: plots.plot_roofline({"op": (1e-60, 1.0)}, 10.0, 1.0), "points")
-    assert_clear_error(lambda: plots.plot_ulp(low=1e-3, high=1e60), "high")
     assert_clear_error(lambda: plots.plot_sum_spread(torch.tensor([1.0, 3.0]), 2.0, 1e-320), "unit")
 
 

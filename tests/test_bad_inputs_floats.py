@@ -340,11 +340,6 @@ CASES = [
         },
     ),
     Case(
-        widgets.precision_explorer,
-        lambda: dict(fmt="tf32", log2_k=6),
-        {"fmt": bad_choice(list(INPUT_FORMATS)), "log2_k": bad_int(min=2, max=14)},
-    ),
-    Case(
         tables.Table,
         lambda: dict(headers=["a", "b"], rows=list(VALID_TABLE_ROWS), title="T"),
         {
@@ -436,7 +431,7 @@ def test_existing_messages_are_kept():
     with pytest.raises(ValueError, match="unknown format"):
         floats.round_to_format(torch.ones(2), "fp8")
     with pytest.raises(ValueError, match="unknown format"):
-        widgets.precision_explorer("float8")
+        widgets.precision_table("float8", 16)
     with pytest.raises(ValueError, match="positive"):
         floats.matmul_error("tf32", 0)
     with pytest.raises(ValueError, match="nothing to sum"):
@@ -520,8 +515,9 @@ def test_widgets_check_before_importing_ipywidgets(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipywidgets", None)  # importing it now raises ImportError
     assert_clear_error(lambda: widgets.float_explorer("0.5"), "value")
     assert_clear_error(lambda: widgets.float_explorer(0.5, torch.int8), "dtype")
-    assert_clear_error(lambda: widgets.precision_explorer("tf32", 15), "log2_k")
-    assert_clear_error(lambda: widgets.precision_explorer(None), "fmt")
+    assert_clear_error(lambda: widgets.tolerance_playground(-5.0, -5.0, 15), "log2_k")
+    assert_clear_error(lambda: widgets.tolerance_playground(None), "log10_rtol")
+    assert_clear_error(lambda: widgets.reproducibility_checklist(torch_seed=1), "torch_seed")
 
 
 def test_bad_input_tests_are_fast():

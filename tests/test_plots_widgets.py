@@ -9,25 +9,14 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers import float_anatomy  # noqa: E402
-from helpers.plots import plot_error_growth, plot_sum_spread, plot_tolerance_band, plot_ulp  # noqa: E402
-from helpers.widgets import float_explorer, precision_explorer, precision_table, tolerance_playground  # noqa: E402
+from helpers.plots import plot_error_growth, plot_sum_spread, plot_tolerance_band  # noqa: E402
+from helpers.widgets import float_explorer, precision_table, tolerance_playground  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield
     plt.close("all")
-
-
-def test_plot_ulp_draws_the_steps_and_the_eps_line():
-    fig, ax = plot_ulp(torch.float16, 1.0, 1000.0, points=100)
-    steps, eps_line = ax.get_lines()
-    assert len(steps.get_xdata()) == 100
-    assert steps.get_ydata()[0] == torch.finfo(torch.float16).eps
-    with pytest.raises(ValueError):
-        plot_ulp(low=10.0, high=1.0)
-    with pytest.raises(TypeError):
-        plot_ulp(torch.int32)
 
 
 def test_plot_sum_spread_centres_on_the_exact_sum():
@@ -66,17 +55,6 @@ def test_float_explorer_shows_the_chosen_value_and_dtype():
     assert repr(w) == "float_explorer(value=-2.0, dtype=float64)"
     with pytest.raises(TypeError):
         float_explorer(1.0, torch.int8)
-
-
-def test_precision_explorer_follows_its_controls():
-    w = precision_explorer("bfloat16", 6)
-    (menu, slider), view = w.children[0].children, w.children[1]
-    assert view.value == precision_table("bfloat16", 64)._repr_html_()
-    menu.value, slider.value = "float32", 8
-    assert view.value == precision_table("float32", 256)._repr_html_()
-    assert repr(w) == "precision_explorer(fmt='float32', log2_k=8)"
-    with pytest.raises(ValueError, match="unknown format"):
-        precision_explorer("float8")
 
 
 def test_precision_table_reports_the_error_in_units_of_u():

@@ -243,15 +243,17 @@ def draw_checkpoint_flow() -> tuple[Figure, Axes]:
     plain containers. ``model.load_state_dict`` copies each tensor into the parameter that is
     already there, on that parameter's device, and ``optimizer.load_state_dict`` moves the state
     to its parameters' devices. An exact resume needs more than the weights: the optimizer, the
-    scaler and scheduler, the step, and the random generators' states (lessons 05 and 07).
+    scaler and scheduler, the step, the random generators' states and the position in the data
+    (lessons 05 and 07).
     Introduced in lesson 07.
     """
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9.0, 3.6))
-    parts = ["model.state_dict()", "optimizer.state_dict()", "scaler, scheduler", "epoch, step", "RNG states"]
+    parts = ["model.state_dict()", "optimizer.state_dict()", "scaler, scheduler", "epoch, step", "RNG states",
+             "position in the data"]
     for i, name in enumerate(parts):
-        _box(ax, 0.0, 2.4 - i * 0.6, name, "#dbe9f6", 2.6, 0.45)
+        _box(ax, 0.0, 2.5 - i * 0.55, name, "#dbe9f6", 2.6, 0.42)
     _box(ax, 3.9, 1.2, "checkpoint.pt\n(a dict; each tensor\nkeeps its device tag)", "#eeeeee", 2.4, 1.2)
     _arrow(ax, (1.35, 1.2), (2.65, 1.2))
     ax.text(2.0, 1.35, "torch.save", ha="center", fontsize="x-small")
@@ -260,7 +262,7 @@ def draw_checkpoint_flow() -> tuple[Figure, Axes]:
     _arrow(ax, (5.15, 1.4), (6.15, 2.0))
     _arrow(ax, (7.6, 1.5), (7.6, 0.85))
     ax.set_xlim(-1.5, 9.2)
-    ax.set_ylim(-0.5, 2.9)
+    ax.set_ylim(-0.6, 2.9)
     _blank(ax)
     ax.set_title("A checkpoint's round trip (a diagram)", fontsize="medium")
     fig.tight_layout()

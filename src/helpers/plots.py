@@ -43,11 +43,7 @@ __all__ = [
     "plot_run_spread",
     "plot_sum_spread",
     "plot_sweeps",
-    "plot_ulp",
 ]
-
-#: The most points :func:`plot_ulp` draws (more would only cost memory).
-MAX_ULP_POINTS = 1_000_000
 
 
 def _check_real_tensor(value: object, name: str) -> torch.Tensor:
@@ -137,49 +133,6 @@ def _check_float32_range(low: float, high: float, what: str) -> None:
     """The axis range [low, high] is computed in float32: it must neither underflow nor overflow."""
     if not (float(torch.tensor(low)) > 0 and math.isfinite(float(torch.tensor(high)))):
         raise ValueError(f"{what} beyond the float32 range the plot is computed in: {low:g} to {high:g}")
-
-
-def plot_ulp(
-    dtype: torch.dtype = torch.float32, low: float = 1e-3, high: float = 1e8, points: int = 2000
-) -> tuple[Figure, Axes]:
-    """Draw the ULP (gap between neighbouring floats) against magnitude on log-log axes.
-
-    ``points`` magnitudes from ``low`` to ``high`` (positive, within float32's range). Introduced
-    in lesson 01.
-
-    Raises:
-        TypeError: ``dtype`` is not float16, bfloat16, float32 or float64, or a number is not a
-            number (``points`` an int).
-        ValueError: ``low`` or ``high`` is not positive and finite, ``low >= high``, either is
-            outside float32's range, or ``points`` is not between 2 and ``MAX_ULP_POINTS``.
-    """
-    check_dtype(dtype, "dtype")
-    _check_float_dtype(dtype)
-    low = check_real(low, "low", positive=True)
-    high = check_real(high, "high", positive=True)
-    if not low < high:
-        raise ValueError(f"need 0 < low < high, got low={low}, high={high}")
-    _check_float32_range(low, high, "low and high reach")
-    points = check_int(points, "points", min=2, max=MAX_ULP_POINTS)
-
-    import matplotlib.pyplot as plt
-
-    x = torch.logspace(
-        torch.log10(torch.tensor(low)).item(),
-        torch.log10(torch.tensor(high)).item(),
-        points,
-        dtype=torch.float64,
-    ).to(dtype)
-    eps = torch.finfo(dtype).eps
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.loglog(x.double(), ulp(x).double(), drawstyle="steps-post", label=f"ulp(x), {str(dtype)[6:]}")
-    ax.loglog(x.double(), eps * x.double(), "--", color="grey", label="eps * x")
-    ax.set_xlabel("x")
-    ax.set_ylabel("gap to the next float")
-    ax.legend()
-    ax.set_title("The gap between floats doubles at every power of two")
-    fig.tight_layout()
-    return fig, ax
 
 
 def plot_sum_spread(

@@ -23,10 +23,10 @@ from helpers.floats import (
 )
 from helpers.tables import Table
 
-__all__ = ["float_explorer", "precision_explorer", "reproducibility_checklist", "tolerance_playground"]
+__all__ = ["float_explorer", "precision_table", "reproducibility_checklist", "tolerance_playground"]
 
 #: The largest inner dimension ``precision_table`` computes: a (64 x 2**16) @ (2**16 x 64) product
-#: takes about a second; the explorer's slider stops at 2**14.
+#: takes about a second.
 PRECISION_TABLE_MAX_K = 2**16
 
 
@@ -73,11 +73,11 @@ def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32) -> ip
 def precision_table(fmt: str, k: int) -> Table:
     """The error of a (64 x k) @ (k x 64) product with inputs rounded to ``fmt``, as a table.
 
-    What :func:`precision_explorer` shows, with three significant digits: the library's summation
-    order changes the errors by about 1e-7 relative, far below that. Introduced in lesson 03.
+    Shown with three significant digits: the library's summation order changes the errors by about
+    1e-7 relative, far below that. Introduced in lesson 03.
 
     ``fmt`` is one of ``INPUT_FORMATS`` and ``k`` a positive int of at most
-    ``PRECISION_TABLE_MAX_K`` (2**16, under a second; the explorer's slider stops at 2**14);
+    ``PRECISION_TABLE_MAX_K`` (2**16, under a second);
     raises ``TypeError`` or ``ValueError`` otherwise, before the product is computed.
     """
     fmt = _check_format(fmt, INPUT_FORMATS)
@@ -100,36 +100,6 @@ def precision_table(fmt: str, k: int) -> Table:
         ],
         title=f"inputs rounded to {fmt}, k = {k}, products summed in float32",
     )
-
-
-def precision_explorer(fmt: str = "tf32", log2_k: int = 10) -> ipywidgets.VBox:
-    """A format menu and a slider for the inner dimension k = 2**log2_k; shows the matmul error.
-
-    Built like :func:`float_explorer` (an ``HTML`` widget updated by callbacks). Introduced in
-    lesson 03.
-
-    ``fmt`` is one of ``INPUT_FORMATS`` and ``log2_k`` an int from 2 to 14, the slider's range;
-    raises ``TypeError`` or ``ValueError`` otherwise (the slider would silently clamp it).
-    """
-    fmt = _check_format(fmt, INPUT_FORMATS)
-    log2_k = check_int(log2_k, "log2_k", min=2, max=14)
-    import ipywidgets as widgets
-
-    menu = widgets.Dropdown(options=list(INPUT_FORMATS), value=fmt, description="inputs")
-    slider = widgets.IntSlider(value=log2_k, min=2, max=14, description="log2 k")
-    view = widgets.HTML()
-
-    class PrecisionExplorer(widgets.VBox):
-        def __repr__(self) -> str:
-            return f"precision_explorer(fmt={menu.value!r}, log2_k={slider.value})"
-
-    def update(_change=None) -> None:
-        view.value = precision_table(menu.value, 2**slider.value)._repr_html_()
-
-    menu.observe(update, names="value")
-    slider.observe(update, names="value")
-    update()
-    return PrecisionExplorer([widgets.HBox([menu, slider]), view])
 
 
 def _figure_html(fig) -> str:
@@ -251,11 +221,11 @@ def reproducibility_checklist(**settings: bool) -> ipywidgets.VBox:
     Raises:
         TypeError: a keyword is not a setting, or a value is not a bool.
     """
-    import ipywidgets as widgets
-
     from helpers.checklist import SETTINGS, _check_settings, left_open, run_twice
 
-    chosen = _check_settings(settings)
+    chosen = _check_settings(settings)  # before ipywidgets is imported: a bad keyword fails fast
+    import ipywidgets as widgets
+
     boxes = {
         name: widgets.Checkbox(value=chosen[name], description=name.replace("_", " "), indent=False)
         for name in SETTINGS
