@@ -4,6 +4,23 @@ import numpy as np
 import torch
 
 from helpers import check
+from helpers.exercises import _CHECKERS
+
+
+def running_total(x):  # float64 holds these running sums exactly; round once at the end
+    return x.double().cumsum(0).half()
+
+
+def _float16_loop(x):  # the running sum kept in float16: stalls at 2048
+    out, total = torch.empty_like(x), torch.zeros((), dtype=torch.float16)
+    for i, value in enumerate(x):
+        total = total + value
+        out[i] = total
+    return out
+
+
+def _float32_accumulator(x):  # NumPy's float32 cumsum keeps a float32 running sum
+    return torch.from_numpy(np.cumsum(x.float().numpy(), dtype=np.float32)).half()
 
 
 RIGHT = {
@@ -11,6 +28,7 @@ RIGHT = {
     "03.2": 65504,
     "03.3": 2.0**-11,
     "03.4": (1e-5 + 1.3e-6 * 1e-4) / 1e-4,
+    "03.5": running_total,
 }
 WRONG = {
     "03.1": [257, 258, 255.0, "256"],
@@ -20,6 +38,16 @@ WRONG = {
         *(1e-5 / 1.3e-6, 10.0, 1.3e-6, 1e-5, "0.1", float("nan"), float("inf"), 10**400, True),
         # complex values whose real part is the right answer: float() of a NumPy complex drops the rest
         *(np.complex64(0.1000013 + 1j), np.complex128(0.1000013), torch.tensor(0.1000013 + 1j)),
+    ],
+    "03.5": [
+        lambda x: x.cumsum(0),  # float16 cumsum on the CPU: a float32 accumulator
+        _float16_loop,
+        _float32_accumulator,
+        lambda x: x.double().cumsum(0),  # right values, wrong dtype
+        lambda x: x.double().sum().half(),  # one total, not running sums
+        lambda x: x.copy_(x.double().cumsum(0).half()),  # overwrites its input
+        lambda x: x.tolist(),
+        running_total(torch.ones(3, dtype=torch.float16)),  # a tensor, not a function
     ],
 }
 
@@ -34,3 +62,62 @@ def test_03_4_checker_rejects_what_is_not_a_positive_finite_number():
         ok, message = checker(answer)
         assert ok is False and "positive number" in message, (answer, message)
     assert checker(torch.tensor(0.1))[0] is True  # a 0-d tensor is a number
+
+
+def test_03_5_accepts_other_accumulators_with_enough_bits():
+    assert check("03.5", lambda x: torch.cumsum(x, 0, dtype=torch.float64).to(torch.float16)).ok is True
+    # float32 cumsum on the CPU accumulates in float64 (ATen's CPU accumulate type for float)
+    assert check("03.5", lambda x: x.float().cumsum(0).half()).ok is True
+
+
+def test_03_5_hints_name_the_accumulator_not_the_answer():
+    checker = _CHECKERS["03.5"][1]
+    for wrong, words in [
+        (_float16_loop, "stops growing at 2048"),
+        (lambda x: x.cumsum(0), "two float16 gaps"),
+        (_float32_accumulator, "more significant bits"),
+        (lambda x: x.double().cumsum(0), "float64"),
+    ]:
+        ok, message = checker(wrong)
+        assert ok is False and words in message, message
+        assert "double()" not in message and "cumsum(0, dtype" not in message
+
+
+def test_03_5_float16_cumsum_on_the_cpu_accumulates_in_float32():
+    # the claim in the 03.5 hint: at 2048 adding 1 is a tie in float16 but exact in float32
+    x = torch.tensor([2048.0, 1.0, 1.0, 1.0], dtype=torch.float16)
+    assert x.cumsum(0).tolist() == [2048.0, 2048.0, 2050.0, 2052.0]  # wider than float16
+    # ... and not float64: each 2^-9 is a tie at 32768 in float32 (gap 2^-8) but exact in float64
+    y = torch.full((32769,), 2.0**-9, dtype=torch.float16)
+    y[0] = 32768.0
+    assert y.cumsum(0)[-1].item() == 32768.0 and y.double().cumsum(0)[-1].item() == 32832.0
+    # a float32 tensor's cumsum accumulates in float64 on the CPU (CPU_ACC_TYPE(float, double))
+    assert torch.tensor([2.0**24, 1.0, 1.0]).cumsum(0).tolist() == [2.0**24, 2.0**24, 2.0**24 + 2]
+
+
+def test_03_5_solution_claim_float64_to_float16_rounds_through_float32_here():
+    value = torch.tensor(2049 + 2**-20, dtype=torch.float64)
+    assert value.half().item() == 2048.0 == value.float().half().item()
+    assert float(np.float16(2049 + 2**-20)) == 2050.0  # rounded once
+
+
+def test_03_1_to_03_3_accept_one_element_tensors_and_numpy_scalars():
+    assert check("03.1", torch.tensor(257.0).bfloat16()).ok is True  # what the prompt's check gives
+    assert check("03.2", np.float16(65504)).ok is True
+    assert check("03.3", torch.tensor(2.0**-11)).ok is True
+    assert check("03.1", torch.tensor([256.0, 256.0])).ok is False
+
+
+def test_03_5_hints_fit_the_mistake():
+    checker = _CHECKERS["03.5"][1]
+    # suffix sums end far below 2048 without stalling there: no hint about a float16 accumulator
+    ok, message = checker(lambda x: x.double().flip(0).cumsum(0).flip(0).half())
+    assert ok is False and "2048" not in message and "element 9999" in message, message
+    # x.float().cumsum(0) passes on the CPU (a float64 accumulator there), and the verdict says why
+    ok, message = checker(lambda x: x.float().cumsum(0).half())
+    assert ok is True and "accumulates in float64" in message, message
+
+
+def test_03_5_a_sparse_result_is_a_hint_not_an_error():
+    ok, message = _CHECKERS["03.5"][1](lambda x: x.double().cumsum(0).half().to_sparse())
+    assert ok is False and "dense" in message, message

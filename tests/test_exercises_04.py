@@ -5,19 +5,105 @@ import pytest
 import torch
 
 from helpers import check
+from helpers.determinism import deterministic_flags, deterministic_mode
+
+
+def _histogram_deterministic(index, weights, bins):
+    with deterministic_mode():
+        return torch.zeros(bins).index_put_((index,), weights, accumulate=True)
+
+
+def _histogram_float64(index, weights, bins):
+    sums = torch.zeros(bins, dtype=torch.float64).index_put_((index,), weights.double(), accumulate=True)
+    return sums.float()
+
+
+def _histogram_one_thread(index, weights, bins):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return torch.zeros(bins).index_put_((index,), weights, accumulate=True)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _histogram_atomic(index, weights, bins):  # section 4.1's accumulate(): atomic adds on 2 threads
+    return torch.zeros(bins).index_put_((index,), weights, accumulate=True)
+
+
+def _histogram_reseeded(index, weights, bins):
+    torch.manual_seed(0)
+    return _histogram_atomic(index, weights, bins)
+
+
+def _histogram_sum_per_bin(index, weights, bins):  # repeats run to run, not across thread counts
+    return torch.stack([weights[index == k].sum() for k in range(bins)])
+
+
+def _histogram_leaves_one_thread(index, weights, bins):
+    torch.set_num_threads(1)
+    return _histogram_atomic(index, weights, bins)
+
+
+def _histogram_leaves_deterministic_mode(index, weights, bins):
+    torch.use_deterministic_algorithms(True)
+    return _histogram_atomic(index, weights, bins)
+
+
+def _histogram_bincount_short(index, weights, bins):  # drops trailing empty bins
+    return torch.bincount(index, weights)
+
+
+def _histogram_zeros(index, weights, bins):
+    return torch.zeros(bins)
+
+
+def _histogram_float64_out(index, weights, bins):
+    return torch.zeros(bins, dtype=torch.float64).index_add_(0, index, weights.double())
+
+
+def _histogram_changes_its_input(index, weights, bins):
+    weights.mul_(2)
+    return _histogram_float64(index, weights, bins)
+
+
+def _histogram_index_add(index, weights, bins):  # serial on the CPU for a 1-D tensor
+    return torch.zeros(bins).index_add_(0, index, weights)
+
+
+def _histogram_bincount(index, weights, bins):
+    return torch.bincount(index, weights, minlength=bins)
+
+
+def _histogram_requires_grad(index, weights, bins):  # a Parameter is still a tensor of the right sums
+    return torch.nn.Parameter(_histogram_float64(index, weights, bins))
+
+
+def _histogram_sparse(index, weights, bins):
+    return _histogram_float64(index, weights, bins).to_sparse()
 
 
 RIGHT = {
-    "04.1": RuntimeError,
-    "04.2": float("nan"),
+    "04.1": 1,
+    "04.2": _histogram_float64,
     "04.3": ("CUBLAS_WORKSPACE_CONFIG", ":4096:8"),
-    "04.4": {"one thread", "float64"},
+    "04.4": False,
 }
 WRONG = {
-    "04.1": ["RuntimeError", ValueError, Exception, 3],
+    "04.1": [20, 10, 0, 21, 1.5, "1", True, float("nan"), 10**400],
     "04.2": [
-        *(0.0, "nan", float("inf"), 10**400, -(10**400), np.float32(1.0), torch.zeros(2), 1 + 2j, True),
-        torch.empty((), device="meta"),  # a meta tensor has no value to read
+        _histogram_atomic,
+        _histogram_reseeded,
+        _histogram_sum_per_bin,
+        _histogram_leaves_one_thread,
+        _histogram_leaves_deterministic_mode,
+        _histogram_bincount_short,
+        _histogram_zeros,
+        _histogram_float64_out,
+        _histogram_changes_its_input,
+        _histogram_sparse,
+        torch.zeros(10),
+        "histogram",
     ],
     "04.3": [
         ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
@@ -25,17 +111,71 @@ WRONG = {
         ("CUDA_LAUNCH_BLOCKING", "1"),
         "x",
     ],
-    "04.4": [{"one thread"}, {"one thread", "float64", "reseed"}, "float64", {"gpu"}, {1}],
+    "04.4": [True, "False", 0, None.__class__],
 }
 
 
 @pytest.mark.parametrize(
-    "answer",
-    [np.float32("nan"), np.float64("nan"), torch.tensor(float("nan")), torch.full((1,), float("nan"))],
+    "right",
+    [
+        _histogram_deterministic,
+        _histogram_one_thread,
+        _histogram_index_add,
+        _histogram_bincount,
+        _histogram_requires_grad,
+    ],
 )
-def test_lesson_04_2_accepts_any_real_nan(answer):
-    verdict = check("04.2", answer)
+def test_lesson_04_2_accepts_every_fixed_order(right):
+    verdict = check("04.2", right)
     assert verdict.ok is True, verdict
+
+
+def test_lesson_04_2_refuses_the_atomic_version_every_time():
+    # with too few weights per call, the two threads sometimes ran one after the other on a busy machine,
+    # which gives the serial order, and the unchanged function passed
+    for _ in range(3):
+        verdict = check("04.2", _histogram_atomic)
+        assert verdict.ok is False and "threads" in verdict.message, verdict
+
+
+@pytest.mark.parametrize(
+    "wrong, says",
+    [
+        (_histogram_atomic, "threads"),
+        (_histogram_reseeded, "nothing here is random"),
+        (_histogram_sum_per_bin, "between 1 and 2 threads"),
+        (_histogram_leaves_one_thread, "thread count"),
+        (_histogram_leaves_deterministic_mode, "with block"),
+        (_histogram_bincount_short, "empty bins included"),
+        (_histogram_zeros, "sum of the weights"),
+    ],
+)
+def test_lesson_04_2_names_the_mistake_without_the_answer(wrong, says):
+    verdict = check("04.2", wrong)
+    assert verdict.ok is False and says in verdict.message, verdict
+    for answer in ("float64", "index_add", "bincount", "deterministic_mode()"):
+        if answer == "deterministic_mode()" and wrong is _histogram_leaves_deterministic_mode:
+            continue  # the hint for a leaked setting names the tool that restores it
+        assert answer not in verdict.message, (answer, verdict)
+
+
+@pytest.mark.parametrize("exercise", ["04.1", "04.2", "04.4"])
+def test_lesson_04_checkers_leave_threads_generator_and_flags_as_they_were(exercise):
+    answers = [RIGHT[exercise], *WRONG[exercise]]
+    threads, flags, state = torch.get_num_threads(), deterministic_flags(), torch.get_rng_state()
+    for answer in answers:
+        check(exercise, answer)
+        assert torch.get_num_threads() == threads, answer
+        assert deterministic_flags() == flags, answer
+        assert torch.equal(torch.get_rng_state(), state), answer
+
+
+def test_lesson_04_predictions_are_computed_here():
+    from helpers.exercises.lesson04 import _small_accumulate_distinct, indexing_backward_raises
+
+    assert _small_accumulate_distinct() == 1  # below ATen's GRAIN_SIZE the kernel is serial on any machine
+    assert indexing_backward_raises() is False
+    assert not torch.are_deterministic_algorithms_enabled()
 
 
 @pytest.mark.parametrize("exercise", ["04.1", "04.2", "04.3", "04.4"])

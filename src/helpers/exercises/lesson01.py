@@ -1,4 +1,7 @@
-"""The checkers of lesson 01's exercises (Floating-point numbers are not associative): ``CHECKERS`` maps each id to its question and checker."""
+"""The checkers of lesson 01's exercises (Floating-point numbers are not associative).
+
+``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import math
 
 import torch
 
-from helpers.exercises._common import as_number, f32
+from helpers.exercises._common import as_float, as_number, f32
 
 
 def _ex_01_f32(value: int | float) -> torch.Tensor:
@@ -37,21 +40,49 @@ def _ex_01_finite_f32(answer: object, why: str = "") -> tuple[list[torch.Tensor]
     return rounded, ""
 
 
+#: Exercise 01.1: a float32 running total that starts at 2**24 and adds 3.0 this many times.
+COUNTER_STEPS = 1000
+
+
+def counter_increase(steps: int = COUNTER_STEPS, step: float = 3.0) -> float:
+    """How much a float32 running total that starts at 2**24 grows when ``step`` is added ``steps`` times.
+
+    Each addition is rounded to float32, so the total can grow by more or less than ``steps * step``.
+    Exercise 01.1's truth, computed here by running the loop. Introduced in lesson 01.
+    """
+    total = f32(2.0**24)
+    for _ in range(steps):
+        total = total + step  # one float32 addition, rounded
+    return (total - 2.0**24).item()  # exact: both are float32 values of one binade
+
+
 def _ex_01_1(answer: object) -> tuple[bool, str]:
-    n = as_number(answer)
-    if not isinstance(n, int) or n <= 0:
-        return False, "answer with a positive Python int."
-    if n > 2**24:
-        shown = str(n) if n < 10**20 else f"that {len(str(n))}-digit number"
-        return False, f"{shown} + 1 == {shown} in float32 indeed, but a smaller integer already does it."
-    f = f32(float(n))  # exact: every positive int up to 2**24 is a float32
-    if bool(f + 1 != f):
-        return False, (
-            f"float32 still tells {n} + 1 from {n}: the gap between neighbouring "
-            f"floats there is {float(torch.nextafter(f, f32(float('inf'))) - f):g}. Look for the "
-            "first integer where that gap reaches 2 (think of the 24-bit significand)."
+    guess = as_number(answer)
+    if guess is None or not math.isfinite(as_float(guess)):
+        return False, "answer with a number: your prediction of total - 2**24 after the loop."
+    truth = counter_increase()
+    if guess == truth:
+        return True, (
+            f"the total grew by {truth:g}, not {3 * COUNTER_STEPS}. From 2^24 to 2^25 float32 values are 2 "
+            "apart, so each 2^24 + 4k + 3 is a tie between two neighbours, and ties go to the even "
+            "significand, the upper one: every addition of 3 adds 4."
         )
-    return True, "2**24 = 16777216: from there on the gap between float32 neighbours is 2."
+    if guess == 3 * COUNTER_STEPS:
+        return False, (
+            "that is the exact arithmetic; float32 rounds every addition. From 2^24 to 2^25 the gap between "
+            "float32 values is 2 (section 1.2): where does 2^24 + 3 land, and then 2^24 + 4 + 3 or 2^24 + 2 "
+            "+ 3?"
+        )
+    if guess == 0:
+        return False, (
+            "a total that never moves is what adding 1.0 at 2^24 does; 3.0 is larger than the gap of 2. Run "
+            "the next cell to see where each addition lands."
+        )
+    return False, (
+        "not what float32 does here. From 2^24 to 2^25 the gap between float32 values is 2, and a result "
+        "exactly halfway between two of them goes to the one with the even significand (section 1.2). Run "
+        "the next cell to see the first few steps."
+    )
 
 
 def _ex_01_2(answer: object) -> tuple[bool, str]:
@@ -69,21 +100,111 @@ def _ex_01_2(answer: object) -> tuple[bool, str]:
         return False, "one grouping gives NaN (inf - inf); pick values that stay finite."
     if bool(left == right):
         return False, (
-            f"both groupings give {float(left)!r}. Try one large value and two small ones whose "
-            "sum survives only when they are added to each other first."
+            f"both groupings give {float(left)!r}. Try one large value and two small ones whose sum survives "
+            "only when they are added to each other first."
         )
     return True, f"(a+b)+c = {float(left)!r} but a+(b+c) = {float(right)!r} in float32."
 
 
+def _ex_01_3_cases() -> list[float]:
+    """The float32 values 01.3's checker tries: normal, powers of two, negative, subnormal, zero, largest."""
+    from helpers.floats import random_float32
+
+    fi = torch.finfo(torch.float32)
+    named = [1000.0, 3.0, 0.1, 1e8, 2.0**24 - 1, 1.5 * 2.0**-126, 1.3 * 2.0**-100]  # not powers of two
+    named += [1.0, 2.0**24, 2.0**-126, 2.0**-20, 2.0**100]  # powers of two
+    named += [-1000.0, -1.0, -(2.0**-149), -0.1]  # negative
+    named += [0.0, -0.0, 2.0**-149, 3 * 2.0**-149, 2.0**-127, 1e-40, 2.0**-126 - 2.0**-149]  # zero, subnormal
+    named += [fi.max, 2.0**127, 1.5 * 2.0**127]  # the top binade
+    g = torch.Generator().manual_seed(1)
+    spread = random_float32((40,), exponents=(-126, 127), generator=g).tolist()
+    return [_ex_01_f32(v).item() for v in named] + spread
+
+
+def _ex_01_3_truth(x: float) -> float:
+    """The gap between |x| and the next larger float32 (at float32's largest value, the gap below it)."""
+    a = f32(abs(x))
+    if a.item() == torch.finfo(torch.float32).max:
+        return (a - torch.nextafter(a, f32(0.0))).item()
+    return (torch.nextafter(a, f32(math.inf)) - a).item()
+
+
+def _ex_01_3_key(x: float) -> tuple[float, float]:
+    """A dictionary key that tells -0.0 from 0.0."""
+    return (x, math.copysign(1.0, x))
+
+
 def _ex_01_3(answer: object) -> tuple[bool, str]:
-    value = as_number(answer)
-    if value is None:
-        return False, "answer with a Python float."
-    if value == 2.0**-14:  # an exact comparison, also for ints of any size
-        return True, "1000 lies in [512, 1024) = [2^9, 2^10), so its ULP is 2^(9-23) = 2^-14."
+    from helpers._validate import describe
+
+    if not callable(answer):
+        return False, "answer with a function ulp32(x) that takes a float and returns a float."
+    cases = _ex_01_3_cases()
+    # keyed by value and sign: 0.0 == -0.0, so a dict keyed by the float alone would keep one of them
+    got: dict[tuple[float, float], float] = {}
+    for x in cases:
+        try:
+            returned = answer(x)
+        except Exception as exc:  # the learner's function: report any failure as a hint
+            return False, f"calling ulp32({x!r}) failed: {type(exc).__name__}: {exc}"
+        value = as_number(returned)
+        if value is None:
+            return False, f"ulp32({x!r}) must return a number; it returned {describe(returned)}."
+        got[_ex_01_3_key(x)] = as_float(value)
+
+    def at(x: float) -> float:
+        return got[_ex_01_3_key(x)]
+
+    wrong = [x for x in cases if at(x) != _ex_01_3_truth(x)]
+    if not wrong:
+        return True, (
+            "right at every value tried: powers of two, negatives, zero and subnormals (where the gap stays "
+            "2^-149) and float32's largest value."
+        )
+    eps = 2.0**-23
+    normal = [x for x in cases if 2.0**-126 <= abs(x) <= torch.finfo(torch.float32).max]
+    powers = [x for x in normal if x > 2.0**-126 and math.frexp(x)[0] == 0.5]  # 2^-126: same gap both sides
+    others = [x for x in normal if x > 0 and x not in powers and x != torch.finfo(torch.float32).max]
+    if all(math.isclose(at(x), eps * x, rel_tol=1e-6) for x in others[:5]):
+        return False, (
+            f"ulp32(1000.0) returned {at(1000.0):.6g}, eps * 1000. That is right only at powers of two: "
+            "between 2^e and 2^(e+1) float32 values are evenly spaced, so every x in that interval has the "
+            "same gap."
+        )
+    below = all(at(x) == _ex_01_3_truth(x) / 2 for x in powers)
+    if below and all(at(x) == _ex_01_3_truth(x) for x in others):
+        return False, (
+            f"ulp32({powers[0]!r}) returned {at(powers[0])!r}: at a power of two you measured the gap below "
+            "it. Below 2^e float32 values are twice as dense as above it; the gap asked for is the one "
+            "above |x|."
+        )
+    if all(math.isclose(at(x), _ex_01_3_truth(x) * 2.0**-29, rel_tol=1e-9) for x in others[:5]):
+        return False, (
+            "your gaps are 2^29 times too small: that is the spacing of float64 (53 significant bits), the "
+            "type of a Python float. Measure it in float32 (24 significant bits)."
+        )
+    first = wrong[0]
+    mirror = -first
+    mirror_right = _ex_01_3_key(mirror) in got and at(mirror) == _ex_01_3_truth(mirror)
+    if math.copysign(1.0, first) < 0 and mirror_right:
+        return False, (
+            f"ulp32({first!r}) returned {at(first)!r}, but ulp32({mirror!r}) is right: the gap is measured "
+            "from |x|, so it does not depend on the sign."
+        )
+    if abs(first) < 2.0**-126:
+        return False, (
+            f"ulp32({first!r}) returned {at(first)!r}. Below the smallest normal float32, 2^-126, the "
+            "implicit leading 1 is gone (section 1.1's explorer shows a subnormal): the gap stops shrinking "
+            "there, down to 0 itself."
+        )
+    if first >= 2.0**127:
+        return False, (
+            f"ulp32({first!r}) returned {at(first)!r}. In float32's top binade the gap is finite; at the "
+            "largest value the next one up is inf, so the exercise asks for the gap below it."
+        )
     return False, (
-        "the ULP of a float32 in [2^e, 2^(e+1)) is 2^(e-23), a power of two; "
-        "find e for 1000, or check with helpers.ulp(torch.tensor(1000.0))."
+        f"ulp32({first!r}) returned {at(first)!r}, which is not the gap between |x| and the next larger "
+        "float32. Compare with torch.nextafter on a float32 tensor, and section 1.2's 2^(e-23)."
     )
 
 
@@ -94,8 +215,8 @@ def _ex_01_4(answer: object) -> tuple[bool, str]:
     if answer.strip().lower() == "kahan":
         return True, "Kahan's bound, (2u + O(n u^2)) * sum|x_i|, does not grow with n to first order."
     return False, (
-        "that bound grows with n (n - 1 for sequential, log2 n for pairwise); "
-        "which method carries the lost low-order bits along?"
+        "that bound grows with n (n - 1 for sequential, log2 n for pairwise); which method carries the lost "
+        "low-order bits along?"
     )
 
 
@@ -129,24 +250,24 @@ def _ex_01_5(answer: object) -> tuple[bool, str]:
             "the other does not. A fused multiply-add has no rounded product in between that could overflow."
         )
     return True, (
-        f"a*b + c rounded twice gives {separate!r}; rounded once, as a fused multiply-add does, "
-        f"it gives {fused!r}."
+        f"a*b + c rounded twice gives {separate!r}; rounded once, as a fused multiply-add does, it gives "
+        f"{fused!r}."
     )
 
 
 CHECKERS = {
-    "01.1": ("the smallest positive integer n with float32(n) + 1 == float32(n)", _ex_01_1),
+    "01.1": ("your prediction of total - 2**24 after the loop (a number)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
-    "01.3": ("the float32 ULP of 1000.0", _ex_01_3),
+    "01.3": ("a function ulp32(x): the gap between |x| and the next larger float32", _ex_01_3),
     "01.4": ("the summation order whose error bound does not grow with n", _ex_01_4),
     "01.5": ("three float32 numbers (a, b, c) whose fused a*b + c differs from a * b + c", _ex_01_5),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "01.1": "recall",
+    "01.1": "predict",
     "01.2": "work",
-    "01.3": "recall",
+    "01.3": "code",
     "01.4": "recall",
     "01.5": "work",
 }

@@ -1,4 +1,7 @@
-"""The checkers of lesson 02's exercises (Parallel reductions): ``CHECKERS`` maps each id to its question and checker."""
+"""The checkers of lesson 02's exercises (Parallel reductions).
+
+``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +20,8 @@ def _ex_02_1(answer: object) -> tuple[bool, str]:
         )
     if answer != 20:
         return False, (
-            "each level of the tree adds neighbours in pairs and halves the count: "
-            "how many halvings from 2^20 to 1?"
+            "each level of the tree adds neighbours in pairs and halves the count: how many halvings from "
+            "2^20 to 1?"
         )
     return True, "20 levels: a tree's longest chain grows like log2(n), a loop's like n - 1."
 
@@ -60,16 +63,59 @@ def _ex_02_3(answer: object) -> tuple[bool, str]:
     if sorted(answer) != expected:
         missing, extra = sorted(set(expected) - set(answer)), sorted(set(answer) - set(expected))
         return False, (
-            f"on this machine the list differs (missing: {missing}, not failing here: {extra}). "
-            "Compare with torch.equal, not with a tolerance, and use exactly the a and b given."
+            f"on this machine the list differs (missing: {missing}, not failing here: {extra}). Compare with "
+            "torch.equal, not with a tolerance, and use exactly the a and b given."
         )
     return True, f"on this machine a[:n] @ b differs from (a @ b)[:n] for n in {expected}."
+
+
+def integer_sums_by_threads() -> dict[int, torch.Tensor]:
+    """``x.sum()`` of exercise 02.4's 2**20 random integers from 0 to 15 (float32), with 1 and with 2 threads.
+
+    Returns ``{1: sum, 2: sum}``. The intra-op thread count is restored afterwards, even on an
+    error. Exercise 02.4's truth, measured here. Introduced in lesson 02.
+    """
+    x = torch.randint(0, 16, (2**20,), generator=torch.Generator().manual_seed(0)).float()
+    before = torch.get_num_threads()
+    sums = {}
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            sums[threads] = x.sum()
+    finally:
+        torch.set_num_threads(before)
+    return sums
+
+
+def _ex_02_4(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, bool):
+        return False, "answer True (the same bits with 1 and 2 threads) or False (different bits)."
+    sums = integer_sums_by_threads()
+    same = torch.equal(sums[1], sums[2])
+    why = (
+        "Every partial sum of these integers, in any order, is an integer of at most 15 * 2^20 < 2^24, and "
+        "float32 holds every such integer exactly, so no addition rounds: any split between threads gives "
+        "the exact total."
+    )
+    if same and answer:
+        return True, "both thread counts give the same bits. " + why
+    if same:
+        return False, (
+            "here the 1-thread and 2-thread sums have the same bits. The order changed, but order matters "
+            "only when additions round: do they here? Look at the size of every partial sum (section 1.2 of "
+            "lesson 01)."
+        )
+    if not answer:  # cannot happen where float32 addition is IEEE 754: kept so the checker never lies
+        return True, "here the two sums differ, although every partial sum should be exact."
+    return False, "here the 1-thread and 2-thread sums differ; print them (next cell) to see by how much."
 
 
 CHECKERS = {
     "02.1": ("the number of levels of a tree reduction of 2**20 numbers", _ex_02_1),
     "02.2": ("a list of indices that orders [1e8, 1.0, -1e8] so that a loop gives exactly 1.0", _ex_02_2),
     "02.3": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_3),
+    "02.4": ("your prediction, True or False: does x.sum() give the same bits with 1 and 2 threads",
+             _ex_02_4),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
@@ -77,4 +123,5 @@ KINDS = {
     "02.1": "work",
     "02.2": "work",
     "02.3": "measure",
+    "02.4": "predict",
 }

@@ -1,39 +1,213 @@
-"""The checkers of lesson 04's exercises (Deterministic algorithms): ``CHECKERS`` maps each id to its question and checker."""
+"""The checkers of lesson 04's exercises (Deterministic algorithms).
+
+``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for.
+"""
 
 from __future__ import annotations
 
-import math
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 
 import torch
 
+from helpers._validate import describe
+
+
+def _restore_flags(before: dict[str, object]) -> None:
+    """Put back every setting of ``deterministic_flags()`` that learner code may have changed."""
+    from helpers.determinism import deterministic_flags
+
+    if deterministic_flags() == before:
+        return
+    torch.use_deterministic_algorithms(
+        bool(before["use_deterministic_algorithms"]), warn_only=bool(before["warn_only"])
+    )
+    inductor_config = sys.modules.get("torch._inductor.config")
+    if inductor_config is not None:
+        inductor_config.deterministic = bool(before["inductor.deterministic"])
+    torch.backends.cudnn.deterministic = bool(before["cudnn.deterministic"])
+    torch.backends.cudnn.benchmark = bool(before["cudnn.benchmark"])
+    torch.utils.deterministic.fill_uninitialized_memory = bool(before["fill_uninitialized_memory"])
+
+
+@contextlib.contextmanager
+def _guarded() -> Iterator[dict[str, object]]:
+    """Run learner code; afterwards restore threads, global RNG and deterministic settings.
+
+    Yields a dict in which the caller notes what the code left changed; on exit it holds ``"flags"``
+    if a deterministic setting was left changed.
+    """
+    from helpers.determinism import deterministic_flags
+
+    threads, flags = torch.get_num_threads(), deterministic_flags()
+    left: dict[str, object] = {}
+    with torch.random.fork_rng(devices=[]):
+        try:
+            yield left
+        finally:
+            torch.set_num_threads(threads)
+            if deterministic_flags() != flags:
+                left["flags"] = True
+                _restore_flags(flags)
+
+
+# --- 04.1: predict how many distinct results index_put_(accumulate=True) gives below ATen's grain size
+
+
+def _small_accumulate_distinct(runs: int = 20) -> int:
+    """Section 4.1's call with 20,000 values instead of four million: distinct results in ``runs`` runs."""
+    g = torch.Generator().manual_seed(0)
+    slots = torch.randint(0, 10, (20_000,), generator=g)
+    values = torch.rand(20_000, generator=g)
+    results = [torch.zeros(10).index_put_((slots,), values, accumulate=True) for _ in range(runs)]
+    return len({r.numpy().tobytes() for r in results})
+
 
 def _ex_04_1(answer: object) -> tuple[bool, str]:
-    if isinstance(answer, str):
-        return False, "answer with the class itself, without quotes (for example ValueError)."
-    if not (isinstance(answer, type) and issubclass(answer, BaseException)):
-        return False, "answer with an exception class, such as ValueError."
-    if answer is not RuntimeError:
-        return (
-            False,
-            "run Tensor.put_ under deterministic mode (section 4.4) and look at the exception's type.",
+    from helpers.exercises._common import as_number
+
+    guess = as_number(answer)
+    if guess is None or isinstance(guess, float) and not guess.is_integer():
+        return False, "answer with a whole number of distinct results, from 1 to 20."
+    if not 1 <= guess <= 20:
+        return False, "twenty runs give from 1 to 20 distinct results: answer with a number in that range."
+    truth_here = _small_accumulate_distinct()
+    threads = torch.get_num_threads()
+    if guess != truth_here:
+        return False, (
+            f"not what this machine gives on its {threads} thread(s). Section 4.1's explanation names every "
+            "condition under which the kernel adds from several threads at once: does a call with "
+            "20,000 entries meet all of them?"
         )
-    return True, "RuntimeError, whose message says '... does not have a deterministic implementation'."
+    if truth_here != 1:  # not expected from ATen's source; say what was measured
+        return True, f"{truth_here} distinct results in 20 runs here, on {threads} thread(s)."
+    return True, (
+        "1 distinct result in 20 runs here: with fewer than 32,768 entries (ATen's GRAIN_SIZE) "
+        "index_put_(accumulate=True) takes its serial loop, whatever the thread count."
+    )
+
+
+# --- 04.2: write a scatter-add whose bits depend neither on the run nor on the thread count
+
+_BINS = 10
+#: Above ATen's GRAIN_SIZE, and long enough per call that the two threads of the atomic path overlap even on
+#: a busy machine (with 500,000 the unchanged function passed about 1 check in 12 under load; with two
+#: million, none of 150). A per-bin torch.sum of this size splits between threads too.
+_BIG = 2_000_000
+
+
+def _histogram_case(n: int, bins: int, top: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, top, (n,), generator=g), torch.rand(n, generator=g)
+
+
+def _call(fn: Callable, index: torch.Tensor, weights: torch.Tensor, bins: int) -> torch.Tensor:
+    """Call the learner's function on copies (so that it cannot change the inputs of later calls)."""
+    return fn(index.clone(), weights.clone(), bins)
 
 
 def _ex_04_2(answer: object) -> tuple[bool, str]:
-    import numbers
-
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1 and not answer.is_meta:
-        answer = answer.item()  # a one-element tensor, such as torch.empty(1), stands for its value
-    if isinstance(answer, bool) or not isinstance(answer, numbers.Real):
-        return False, "answer with a float (float('nan') and float('inf') are floats too)."
+    if not callable(answer) or isinstance(answer, type):
+        return False, "answer with a function histogram(index, weights, bins) that returns a float32 tensor."
+    small_index, small_weights = _histogram_case(1000, 12, 9, seed=1)  # bins 9, 10 and 11 stay empty
+    big_index, big_weights = _histogram_case(_BIG, _BINS, _BINS, seed=0)
+    runs: dict[int, list[torch.Tensor]] = {1: [], 2: []}
     try:
-        value = float(answer)  # any real number: int, float, numpy.float32, Fraction
-    except (OverflowError, ValueError, TypeError):
-        return False, "that number does not fit in a float; look at torch.empty(4) in section 4.3."
-    if not math.isnan(value):
-        return False, "look at torch.empty(4) inside deterministic_mode() in section 4.3."
-    return True, "NaN: reading it by mistake poisons every result, so the mistake shows instead of varying."
+        with _guarded() as left:
+            state = torch.get_rng_state()
+            small = _call(answer, small_index, small_weights, 12)
+            for threads in (2, 1, 2, 1, 2):
+                torch.set_num_threads(threads)
+                runs[threads].append(_call(answer, big_index, big_weights, _BINS))
+                if torch.get_num_threads() != threads:
+                    left["threads"] = torch.get_num_threads()
+            reseeds = not torch.equal(torch.get_rng_state(), state)
+    except Exception as exc:  # the learner's function: report any failure as a hint
+        return False, f"calling histogram(index, weights, bins) failed: {type(exc).__name__}: {exc}"
+    for out, bins in ((small, 12), *((r, _BINS) for rs in runs.values() for r in rs)):
+        if not isinstance(out, torch.Tensor) or out.is_meta:
+            return False, f"histogram must return a tensor; it returned {describe(out)}."
+        if out.layout != torch.strided or out.device.type != "cpu":
+            return False, f"histogram must return an ordinary (dense) CPU tensor; it returned {describe(out)}."
+        if out.dtype != torch.float32 or tuple(out.shape) != (bins,):
+            return False, (
+                f"with bins={bins} it returned {describe(out)}; return a float32 tensor of shape ({bins},), "
+                "one sum per bin, empty bins included."
+            )
+    if left.get("threads") is not None:
+        return False, (
+            f"it left torch's thread count at {left['threads']}: a function must put back any global "
+            "setting it changes (try/finally), or the rest of the program runs differently."
+        )
+    if left.get("flags"):
+        return False, (
+            "it left a deterministic setting changed: switch it inside a with block "
+            "(deterministic_mode(), section 4.3) so that it is restored."
+        )
+    try:  # a tensor that requires grad, or has its negative or conjugate bit set, is still a fine answer
+        small = _plain(small)
+        runs = {t: [_plain(r) for r in rs] for t, rs in runs.items()}
+        return _compare(small, small_index, small_weights, runs, big_index, big_weights, reseeds)
+    except Exception as exc:  # a tensor subclass whose methods fail: report it as a hint
+        return False, f"its result could not be compared: {type(exc).__name__}: {exc}"
+
+
+def _plain(out: torch.Tensor) -> torch.Tensor:
+    """The values of a returned tensor as a plain tensor, whatever autograd or view bits it carries."""
+    return out.detach().resolve_conj().resolve_neg().contiguous().as_subclass(torch.Tensor)
+
+
+def _compare(
+    small: torch.Tensor,
+    small_index: torch.Tensor,
+    small_weights: torch.Tensor,
+    runs: dict[int, list[torch.Tensor]],
+    big_index: torch.Tensor,
+    big_weights: torch.Tensor,
+    reseeds: bool,
+) -> tuple[bool, str]:
+    """Compare the sums with a float64 reference, then the bits of the calls with each other."""
+    cases = ((small, small_index, small_weights, 12), (runs[1][0], big_index, big_weights, _BINS))
+    for out, index, weights, bins in cases:
+        exact = torch.zeros(bins, dtype=torch.float64).index_add_(0, index, weights.double())
+        if not torch.allclose(out.double(), exact, rtol=1e-4, atol=1e-6):
+            worst = int((out.double() - exact).abs().argmax())
+            return False, (
+                f"with {len(index):,} weights and bins={bins}, bin {worst} holds {out[worst].item():.6g} "
+                f"where the sum of its weights is {exact[worst].item():.6g}: each bin must hold the sum of "
+                "the weights whose index names it."
+            )
+    bits = {t: {r.numpy().tobytes() for r in rs} for t, rs in runs.items()}
+    if reseeds and (len(bits[1]) > 1 or bits[1] != bits[2]):
+        return False, (
+            "its calls do not all give the same bits. It seeds or draws from the global generator, but "
+            "nothing here is random: the inputs are the same tensors every time. What varies is the order "
+            "in which the threads add (sections 4.1 and 4.6)."
+        )
+    if len(bits[2]) > 1:
+        return False, (
+            f"on 2 threads its {len(runs[2])} calls gave {len(bits[2])} different results: it still adds "
+            "from several threads in whatever order they arrive (section 4.1). Which settings make that "
+            "kernel take a fixed order?"
+        )
+    if len(bits[1]) > 1:
+        return False, "on 1 thread its calls gave different results: something in it varies between calls."
+    if bits[1] != bits[2]:
+        differ = int((runs[1][0] != runs[2][0]).sum())
+        return False, (
+            f"each thread count repeats itself, but {differ} of the {_BINS} sums differ between 1 and 2 "
+            "threads: the order of its additions still depends on how the work is split between threads "
+            "(section 4.6). "
+            "Which kernel adds in one fixed order whatever the thread count?"
+        )
+    return True, (
+        "the same bits in five calls, on 1 and 2 threads, and the right sums: a fixed order of additions, "
+        "whatever the run and the thread count."
+    )
+
+
+# --- 04.3: the environment variable that releases before 2.10 demand
 
 
 def _ex_04_3(answer: object) -> tuple[bool, str]:
@@ -59,34 +233,66 @@ def _ex_04_3(answer: object) -> tuple[bool, str]:
     )
 
 
+# --- 04.4: predict whether the backward of x[idx] raises under deterministic mode
+
+
+@contextlib.contextmanager
+def _aten_deterministic() -> Iterator[None]:
+    """ATen's deterministic flag alone, on inside the block and restored after.
+
+    ``torch.use_deterministic_algorithms`` also imports Inductor's config (seconds, the first time);
+    the kernels of this exercise read only ATen's flag (``globalContext().deterministicAlgorithms()``).
+    """
+    enabled = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch._C._set_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch._C._set_deterministic_algorithms(enabled, warn_only=warn_only)
+
+
+def indexing_backward_raises() -> bool:
+    """Whether ``(x[idx] * w).sum().backward()`` raises under deterministic mode (lesson 04, exercise 4)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(10, generator=g).requires_grad_()
+    idx, w = torch.randint(0, 10, (100_000,), generator=g), torch.rand(100_000, generator=g)
+    with _aten_deterministic():
+        try:
+            (x[idx] * w).sum().backward()
+        except RuntimeError:
+            return True
+    return False
+
+
 def _ex_04_4(answer: object) -> tuple[bool, str]:
-    choices = {"one thread", "float64", "reseed"}
-    if not (isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(a, str) for a in answer)):
-        return False, f"answer with a set of strings chosen from {sorted(choices)}."
-    given = {a.strip().lower() for a in answer}
-    if not given <= choices:
-        return False, f"use only these names: {sorted(choices)}."
-    if "reseed" in given:
-        return False, "the inputs are already the same tensors in every run: what would a seed change?"
-    if given != {"one thread", "float64"}:
-        return False, "section 4.1 names every condition under which the kernel adds atomically."
+    if not isinstance(answer, bool):
+        if isinstance(answer, str) and answer.strip().lower() in ("true", "false"):
+            return False, "answer with True or False without quotes."
+        return False, "answer with True (backward raises RuntimeError) or False (backward runs)."
+    if answer != indexing_backward_raises():
+        return False, (
+            "deterministic mode raises only where an operation has no deterministic kernel. What does the "
+            "backward of x[idx] compute, and does section 4.1 say that kernel has a deterministic version?"
+        )
     return True, (
-        "either one takes ATen's serial loop (atomics only for float32, on more than one thread, "
-        "with 32,768 entries or more)."
+        "it runs: the gradient of x[idx] is an index_put_(accumulate=True), which deterministic mode sends "
+        "down its serial loop; only operations without a deterministic kernel, like put_ with "
+        "accumulate=False, raise."
     )
 
 
 CHECKERS = {
-    "04.1": ("the exception class raised where no deterministic implementation exists", _ex_04_1),
-    "04.2": ("the float that fills torch.empty under deterministic mode", _ex_04_2),
+    "04.1": ("a whole number: how many distinct results 20 runs give", _ex_04_1),
+    "04.2": ("a function histogram(index, weights, bins) that returns the same bits every time", _ex_04_2),
     "04.3": ("a tuple (name, value) for deterministic cuBLAS", _ex_04_3),
-    "04.4": ("a set of the changes that make the CPU sum repeat itself", _ex_04_4),
+    "04.4": ("True or False: does the backward of x[idx] raise under deterministic mode", _ex_04_4),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "04.1": "recall",
-    "04.2": "recall",
+    "04.1": "predict",
+    "04.2": "code",
     "04.3": "recall",
-    "04.4": "recall",
+    "04.4": "predict",
 }

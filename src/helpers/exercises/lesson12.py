@@ -1,4 +1,7 @@
-"""The checkers of lesson 12's exercises (Debugging a mismatch): ``CHECKERS`` maps each id to its question and checker."""
+"""The checkers of lesson 12's exercises (Debugging a mismatch).
+
+``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for.
+"""
 
 from __future__ import annotations
 
@@ -29,8 +32,9 @@ def _ex_12_1(answer: object) -> tuple[bool, str]:
         return False, "names are lower-case, as named_modules() prints them."
     if name in ("embed", "embed.0", "head"):
         return False, (
-            "a Linear layer's matrix product may depend on the thread count with some BLAS libraries, "
-            "but the source in section 12.1 has a kernel that adds from several threads at once (lesson 04)."
+            "a Linear layer's matrix product can depend on the thread count when the BLAS library splits a "
+            "long inner sum between threads, but each thread still adds its share in a fixed order. The source "
+            "in section 12.1 has a kernel that adds into the same slots from several threads at once (lesson 04)."
         )
     if name in ("standardise", "embed.1", "drop"):
         return False, "that module works element by element: no output is a sum, so no thread count changes an order."
@@ -44,11 +48,11 @@ def _ex_12_2(answer: object) -> tuple[bool, str]:
         return False, "answer with a function make_dataset(seed) that returns a capstone.NoisyBags."
     with torch.random.fork_rng(devices=[]):  # whatever the function draws, the caller's generator is untouched
         try:
-            torch.manual_seed(1)
+            torch.default_generator.manual_seed(1)  # the CPU's only: fork_rng restores just that
             before = torch.get_rng_state()
             first = answer(7)
             reseeds = not torch.equal(torch.get_rng_state(), before)
-            torch.manual_seed(2)
+            torch.default_generator.manual_seed(2)
             torch.rand(5)  # something else draws before the second call
             again, other = answer(7), answer(8)
         except Exception as exc:  # the learner's function: report any failure as a hint
@@ -147,7 +151,7 @@ def _ex_12_4(answer: object) -> tuple[bool, str]:
 
 
 CHECKERS = {
-    "12.1": ("the name of the module whose result depends on the thread count", _ex_12_1),
+    "12.1": ("the name of the module that adds into the same slots from several threads at once", _ex_12_1),
     "12.2": ("a function make_dataset(seed) returning a capstone.NoisyBags", _ex_12_2),
     "12.3": ("the torch.dtype whose tolerance first_divergence used for embed.0", _ex_12_3),
     "12.4": ("a capstone.Config for the server C", _ex_12_4),
