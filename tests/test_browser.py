@@ -154,16 +154,32 @@ def test_static_widget_state_renders_in_the_page(browser, site):
     from selenium.webdriver.support.ui import WebDriverWait
 
     _, base = site
-    browser.get(f"{base}/03_reduced_precision.html")
+    checks = {
+        # lesson 10's tolerance playground: three sliders over the picture of what passes
+        "10_validating_across_devices.html": lambda d: (
+            len(d.find_elements("css selector", ".widget-slider")) >= 3
+            and "correct float32 results pass" in d.page_source
+            and d.find_elements("css selector", ".widget-html-content img[alt='tolerance band']")
+        ),
+        # lesson 05's reproducibility checklist: eight boxes, a button and the report of two runs
+        "05_seeds_and_generators.html": lambda d: (
+            len(d.find_elements("css selector", ".widget-checkbox input[type='checkbox']")) == 8
+            and d.find_elements("css selector", "button.jupyter-button, button.widget-button")
+            and "The two runs differ. First difference: the initial weights" in d.page_source
+        ),
+        # lesson 01's float explorer: a number and a format menu
+        "01_floating_point_non_associativity.html": lambda d: d.find_elements(
+            "css selector", ".widget-dropdown select"
+        ),
+    }
+    for page, rendered in checks.items():
+        browser.get(f"{base}/{page}")
 
-    def slider_rendered():
-        WebDriverWait(browser, 30).until(
-            lambda d: d.find_elements("css selector", ".widget-slider, .jupyter-widgets")
-        )
-        assert browser.find_elements("css selector", ".widget-dropdown select"), "the format menu is missing"
+        def widget_rendered(rendered=rendered, page=page):
+            WebDriverWait(browser, 30).until(rendered, message=f"{page}: the widget did not render")
 
-    screenshot_on_failure(browser, "static-widget", slider_rendered)
-    assert not severe_console_entries(browser)
+        screenshot_on_failure(browser, f"static-widget-{page}", widget_rendered)
+        assert not severe_console_entries(browser), page
 
 
 @pytest.fixture(scope="module")
@@ -260,3 +276,77 @@ def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
         )
 
     screenshot_on_failure(browser, "jupyterlab-widget", run_and_poke)
+
+
+WIDGETS_NOTEBOOK = {
+    "cells": [
+        {"cell_type": "code", "execution_count": None, "id": "imports", "metadata": {}, "outputs": [],
+         "source": "from helpers.widgets import reproducibility_checklist, tolerance_playground"},
+        {"cell_type": "code", "execution_count": None, "id": "playground", "metadata": {}, "outputs": [],
+         "source": "tolerance_playground(log10_rtol=-5.0, log10_atol=-5.0, log2_k=10)"},
+        {"cell_type": "code", "execution_count": None, "id": "checklist", "metadata": {}, "outputs": [],
+         "source": "reproducibility_checklist()"},
+    ],
+    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
+def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
+    """The tolerance playground and the reproducibility checklist, as lessons 10 and 05 build them."""
+    import json
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, token = lab
+    with urllib.request.urlopen(  # a notebook of its own, written through the server's contents API
+        urllib.request.Request(
+            f"{url}/api/contents/notebooks/widgets_check.ipynb?token={token}",
+            data=json.dumps({"type": "notebook", "format": "json", "content": WIDGETS_NOTEBOOK}).encode(),
+            method="PUT",
+            headers={"Content-Type": "application/json"},
+        )
+    ) as reply:
+        assert reply.status in (200, 201)
+    browser.get(f"{url}/lab/tree/notebooks/widgets_check.ipynb?token={token}")
+    wait = WebDriverWait(browser, 120)
+
+    def run_and_poke():
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"))
+        wait.until(
+            lambda d: (
+                "Idle" in d.find_element(By.CSS_SELECTOR, ".jp-Toolbar").text
+                or d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']")
+            )
+        )
+        browser.find_element(
+            By.XPATH, "//li[contains(@class,'lm-MenuBar-item')][.//div[text()='Run']]"
+        ).click()
+        wait.until(lambda d: d.find_elements(By.XPATH, RUN_ALL))[0].click()
+        # the playground: its text counts what passes; a looser rtol, typed into the slider's readout,
+        # lets the 0.1% bug through
+        wait.until(lambda d: "correct float32 results pass" in d.page_source)
+        assert "catches 0 of 1024" not in browser.page_source
+        readout = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-OutputArea .widget-readout"))[0]
+        for _ in range(5):
+            browser.execute_script("arguments[0].focus(); document.execCommand('selectAll');", readout)
+            readout.send_keys("-1")
+            if readout.text.strip() == "-1":
+                break
+            time.sleep(0.5)
+        readout.send_keys(Keys.ENTER)
+        wait.until(lambda d: "catches 0 of 1024" in d.page_source)
+        # the checklist: nothing ticked, the runs differ at the initial weights; tick the torch seed
+        # and run twice: the first difference moves to the first batch
+        wait.until(lambda d: "First difference: the initial weights" in d.page_source)
+        box = browser.find_element(
+            By.XPATH, "//div[contains(@class,'widget-checkbox')][.//span[text()='torch seed']]//input"
+        )
+        box.click()
+        browser.find_element(By.XPATH, "//button[contains(., 'Run twice')]").click()
+        wait.until(lambda d: "First difference: the batch of step 1" in d.page_source)
+
+    screenshot_on_failure(browser, "jupyterlab-teaching-widgets", run_and_poke)

@@ -244,3 +244,12 @@ def test_solution_notebook_answers_every_exercise_correctly(path):
             assert last_line.startswith(f'check("{exercise}"'), f"{path.name}: {exercise}'s verdict is not shown"
         shown = "".join("".join(o.get("data", {}).get("text/plain", "")) for o in solving[0]["outputs"])
         assert f"Exercise {exercise}: Correct." in shown, f"{path.name}: the stored verdict of {exercise}"
+
+
+@pytest.mark.parametrize("path", [p for p in LESSONS if not p.name.startswith("00")], ids=lambda p: p.name[:2])
+def test_every_lesson_from_01_shows_a_figure(path):
+    figures = [
+        o for c in load(path)["cells"] if c["cell_type"] == "code"
+        for o in c.get("outputs", []) if "image/png" in o.get("data", {})
+    ]
+    assert figures, f"{path.name} has no figure in its stored outputs"
