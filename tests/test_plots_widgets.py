@@ -61,7 +61,7 @@ def test_precision_table_reports_the_error_in_units_of_u():
     rows = dict(precision_table("tf32", 1024).rows)
     assert rows["unit roundoff u of the inputs"] == f"{2.0**-11:.3e}"
     assert 0.4 < float(rows["that error in units of u"]) < 0.8
-    assert rows["within assert_close's float32 rtol (1.3e-6)?"] == "False"
+    assert rows["largest error / largest entry below float32's rtol (1.3e-6)?"] == "False"
 
 
 def test_plot_tolerance_band_draws_the_allowed_line_and_reds_the_failures():

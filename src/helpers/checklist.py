@@ -158,9 +158,19 @@ def left_open(**settings: bool) -> list[str]:
     s = _check_settings(settings)
     reasons = []
     if not s["torch_seed"]:
-        reasons.append("the initial weights and the dropout masks come from torch's unseeded global generator")
+        reasons.append(
+            (
+                "the initial weights and the dropout masks"
+                if s["workers"]
+                else "the initial weights, the dropout masks and the dataset's torch draws (made in the main process)"
+            )
+            + " come from torch's unseeded global generator"
+        )
         if not s["loader_generator"]:
-            reasons.append("so do the shuffle and the workers' base seed (the loader has no generator of its own)")
+            reasons.append(
+                ("so do the shuffle and the workers' base seed" if s["workers"] else "so does the shuffle")
+                + " (the loader has no generator of its own)"
+            )
     if not s["workers"]:
         if not s["numpy_seed"]:
             reasons.append("the dataset draws from NumPy's global generator, unseeded, in the main process")

@@ -139,7 +139,9 @@ def draw_device_move() -> tuple[Figure, Axes]:
     It moves every parameter and every registered buffer (persistent or not), in place, so the
     module object stays the same; it leaves behind plain tensor attributes, tensors kept in
     Python lists or dicts, tensors a forward creates without ``device=``, and the optimizer's
-    state, which belongs to the optimizer. Introduced in lesson 06.
+    state, which belongs to the optimizer. Mixing one of these with a moved tensor fails, except
+    for a 0-dim CPU tensor, which PyTorch lets into an operation on another device as it would a
+    Python number. Introduced in lesson 06.
     """
     import matplotlib.pyplot as plt
 
@@ -155,7 +157,7 @@ def draw_device_move() -> tuple[Figure, Axes]:
     for i, name in enumerate(stays):
         _box(ax, 0.0, -0.2 - i * 0.65, name, "#f8d7d5", 3.9, 0.5)
     ax.text(3.0, 2.9, "moved by .to()", ha="center", fontsize="small", color="tab:green")
-    ax.text(6.0, -0.9, "left behind on the CPU:\nthe next operation that mixes\nthem with moved tensors fails",
+    ax.text(6.0, -0.9, "left behind on the CPU:\nthe next operation that mixes\nthem with moved tensors fails\n(a 0-dim tensor is let through)",
             ha="center", va="center", fontsize="small", color="tab:red")
     ax.set_xlim(-2.0, 8.0)
     ax.set_ylim(-2.6, 3.6)
@@ -167,8 +169,8 @@ def draw_device_move() -> tuple[Figure, Axes]:
 
 def draw_launch_timeline(kernels: int = 4) -> tuple[Figure, Axes]:
     """An illustration of asynchronous CUDA work: the CPU queues ``kernels`` kernels quickly and
-    runs ahead; the GPU runs them one after another; the CPU waits only at a synchronisation
-    (``.item()``, ``.cpu()``, ``torch.cuda.synchronize()``). The durations are made up to show
+    runs ahead; the GPU runs them one after another; the CPU waits where it needs a result, at a
+    synchronisation (``.item()``, ``.cpu()``, ``torch.cuda.synchronize()``). The durations are made up to show
     the shape, not measured; a stopwatch that stops before the sync measures the queueing only.
     ``kernels`` is an int from 2 to 8. Introduced in lesson 08.
     """
@@ -186,7 +188,8 @@ def draw_launch_timeline(kernels: int = 4) -> tuple[Figure, Axes]:
         gpu_start = start + run
     queued = kernels * launch
     ax.broken_barh([(queued, gpu_start - queued)], (1.6, 0.6), facecolors="#dddddd", hatch="//")
-    ax.text((queued + gpu_start) / 2, 1.9, "CPU waits at the sync (.item())", ha="center", va="center", fontsize="small")
+    ax.text((queued + gpu_start) / 2, 1.9, "CPU waits at the sync (.item())", ha="center", va="center", fontsize="small",
+            bbox=dict(facecolor="white", edgecolor="none", pad=1))
     ax.axvline(queued, color="tab:red", linestyle="--", linewidth=1)
     ax.text(queued + 0.05, 2.4, "a stopwatch stopped here\nmisses the GPU's work", ha="left", fontsize="x-small",
             color="tab:red")
@@ -206,7 +209,8 @@ def draw_launch_timeline(kernels: int = 4) -> tuple[Figure, Axes]:
 def draw_worker_seeding(workers: int = 2) -> tuple[Figure, Axes]:
     """How a DataLoader seeds its worker processes, as ``torch/utils/data`` does it.
 
-    Each time an iterator is made (each epoch), one int64 ``base_seed`` is drawn from the loader's
+    Each time an iterator is made (each epoch; only once with ``persistent_workers=True``, whose
+    workers and iterator are kept), one int64 ``base_seed`` is drawn from the loader's
     ``generator``, or from torch's global generator when it has none. Worker ``k`` then seeds
     Python's ``random`` and torch with ``base_seed + k`` and NumPy's global generator with a hash
     of both, before ``worker_init_fn(k)`` runs; anything else the dataset holds (its own NumPy
@@ -219,8 +223,8 @@ def draw_worker_seeding(workers: int = 2) -> tuple[Figure, Axes]:
     fig, ax = plt.subplots(figsize=(8.4, 1.6 + 1.3 * workers))
     top = 1.3 * workers
     _box(ax, 0.0, top, "DataLoader(generator=g)\nor, with none,\ntorch's global generator", "#dbe9f6", 3.0, 1.0)
-    _box(ax, 0.0, top - 1.6, "iter(loader), each epoch:\nbase_seed = one int64 drawn", "#fde2c8", 3.0, 0.8)
-    _arrow(ax, (0.0, top - 0.5), (0.0, top - 1.2))
+    _box(ax, 0.0, top - 1.6, "each new iterator (each epoch, unless\npersistent_workers=True):\nbase_seed = one int64 drawn", "#fde2c8", 3.0, 0.95)
+    _arrow(ax, (0.0, top - 0.5), (0.0, top - 1.12))
     for k in range(workers):
         y = top - 0.2 - 1.3 * k
         _box(ax, 5.4, y, f"worker {k}: random.seed(base_seed + {k})\ntorch.manual_seed(base_seed + {k})\n"
@@ -239,10 +243,11 @@ def draw_checkpoint_flow() -> tuple[Figure, Axes]:
     """What a training checkpoint holds and how it comes back, on whatever device is there.
 
     ``torch.save`` writes each tensor with the device it was on. ``torch.load(path,
-    map_location="cpu", weights_only=True)`` reads them onto the CPU, unpickling only tensors and
-    plain containers. ``model.load_state_dict`` copies each tensor into the parameter that is
+    map_location="cpu", weights_only=True)`` reads them onto the CPU, unpickling only tensors,
+    primitive types, plain containers and a short allow-list of torch types (dtypes, sizes...). ``model.load_state_dict`` copies each tensor into the parameter that is
     already there, on that parameter's device, and ``optimizer.load_state_dict`` moves the state
-    to its parameters' devices. An exact resume needs more than the weights: the optimizer, the
+    to its parameters' devices (all but the ``step`` counts, which stay on the CPU unless the
+    optimizer is fused or capturable: ``Optimizer._process_value_according_to_param_policy``). An exact resume needs more than the weights: the optimizer, the
     scaler and scheduler, the step, the random generators' states and the position in the data
     (lessons 05 and 07).
     Introduced in lesson 07.

@@ -489,9 +489,9 @@ def plot_accumulators(
 ) -> tuple[Figure, Axes]:
     """Running totals of ``value`` added ``steps`` times, one line per accumulator dtype.
 
-    A total stops growing once ``value`` is no more than half the gap between neighbouring
-    floats at the total: adding 1.0 in float16 stalls at 2048, in bfloat16 at 256; float32 keeps
-    counting to 2**24. The exact total is drawn dashed, and each stall is marked. Introduced in
+    A total stops growing once ``value`` is less than half the gap between neighbouring floats
+    at the total, or exactly half with the tie rounded to the even neighbour (the total itself):
+    adding 1.0 in float16 stalls at 2048, in bfloat16 at 256; float32 keeps counting to 2**24. The exact total is drawn dashed, and each stall is marked. Introduced in
     lesson 03.
 
     Raises:
@@ -535,7 +535,8 @@ def plot_number_line(
     """The representable values of ``dtype`` on each side of a power of two, on a linear axis.
 
     ``count`` neighbours below ``power`` and ``count`` above it are drawn as ticks: the gap
-    between neighbours doubles at the power of two, where the exponent steps up. The gaps are
+    between neighbours doubles at the power of two, where the exponent steps up (except at the
+    smallest normal number, ``finfo.tiny``, where the subnormals below keep the same gap). The gaps are
     labelled. Introduced in lesson 01.
 
     Raises:

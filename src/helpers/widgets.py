@@ -96,7 +96,7 @@ def precision_table(fmt: str, k: int) -> Table:
             ("relative error (Frobenius norm)", f"{err['rel_fro']:.2e}"),
             ("that error in units of u", f"{err['rel_fro'] / u:.2f}"),
             ("largest error / largest entry", f"{err['max_rel']:.2e}"),
-            ("within assert_close's float32 rtol (1.3e-6)?", str(err["max_rel"] <= 1.3e-6)),
+            ("largest error / largest entry below float32's rtol (1.3e-6)?", str(err["max_rel"] <= 1.3e-6)),
         ],
         title=f"inputs rounded to {fmt}, k = {k}, products summed in float32",
     )
