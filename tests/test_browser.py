@@ -232,6 +232,21 @@ def lab(tmp_path_factory):
 RUN_ALL = "//li[contains(@class,'lm-Menu-item')][.//div[text()='Run All Cells']]"
 
 
+def run_all_cells(browser, wait) -> None:
+    """Wait for the open notebook's kernel to be idle, then choose Run > Run All Cells."""
+    from selenium.webdriver.common.by import By
+
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"))
+    wait.until(
+        lambda d: (
+            "Idle" in d.find_element(By.CSS_SELECTOR, ".jp-Toolbar").text
+            or d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']")
+        )
+    )
+    browser.find_element(By.XPATH, "//li[contains(@class,'lm-MenuBar-item')][.//div[text()='Run']]").click()
+    wait.until(lambda d: d.find_elements(By.XPATH, RUN_ALL))[0].click()
+
+
 def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -242,17 +257,7 @@ def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
     wait = WebDriverWait(browser, 120)
 
     def run_and_poke():
-        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"))
-        wait.until(
-            lambda d: (
-                "Idle" in d.find_element(By.CSS_SELECTOR, ".jp-Toolbar").text
-                or d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']")
-            )
-        )
-        browser.find_element(
-            By.XPATH, "//li[contains(@class,'lm-MenuBar-item')][.//div[text()='Run']]"
-        ).click()
-        wait.until(lambda d: d.find_elements(By.XPATH, RUN_ALL))[0].click()
+        run_all_cells(browser, wait)
         number = wait.until(
             lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-OutputArea .widget-text input[type='number']")
         )[0]
@@ -315,17 +320,7 @@ def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
     wait = WebDriverWait(browser, 120)
 
     def run_and_poke():
-        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"))
-        wait.until(
-            lambda d: (
-                "Idle" in d.find_element(By.CSS_SELECTOR, ".jp-Toolbar").text
-                or d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']")
-            )
-        )
-        browser.find_element(
-            By.XPATH, "//li[contains(@class,'lm-MenuBar-item')][.//div[text()='Run']]"
-        ).click()
-        wait.until(lambda d: d.find_elements(By.XPATH, RUN_ALL))[0].click()
+        run_all_cells(browser, wait)
         # the playground: its text counts what passes; a looser rtol, typed into the slider's readout,
         # lets the 0.1% bug through
         wait.until(lambda d: "correct float32 results pass" in d.page_source)
