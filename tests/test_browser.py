@@ -254,7 +254,7 @@ def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
 
     url, token = lab
     browser.get(f"{url}/lab/tree/notebooks/01_floating_point_non_associativity.ipynb?token={token}")
-    wait = WebDriverWait(browser, 120)
+    wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
 
     def run_and_poke():
         run_all_cells(browser, wait)
@@ -317,7 +317,7 @@ def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
     ) as reply:
         assert reply.status in (200, 201)
     browser.get(f"{url}/lab/tree/notebooks/widgets_check.ipynb?token={token}")
-    wait = WebDriverWait(browser, 120)
+    wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
 
     def run_and_poke():
         run_all_cells(browser, wait)
