@@ -21,6 +21,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -79,15 +80,16 @@ def browser():
             driver.quit()
 
 
-def screenshot_on_failure(driver, name: str, check):
-    """Run ``check()``; on failure save a screenshot and add its path to the error."""
+def screenshot_on_failure(driver, name: str, check, describe=None):
+    """Run ``check()``; on failure save a screenshot and add its path (and ``describe()``) to the error."""
     try:
         return check()
     except Exception as exc:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}-{int(time.time())}.png"
         driver.save_screenshot(str(path))
-        raise AssertionError(f"{exc} (screenshot: {path})") from exc
+        details = f"\n{describe()}" if describe else ""
+        raise AssertionError(f"{exc} (screenshot: {path}){details}") from exc
 
 
 def free_port() -> int:
@@ -182,9 +184,20 @@ def test_static_widget_state_renders_in_the_page(browser, site):
         assert not severe_console_entries(browser), page
 
 
+class Lab(NamedTuple):
+    url: str
+    token: str
+    log: Path
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab on a free localhost port, serving a copy of the notebooks (the repository stays clean)."""
+    """JupyterLab on a free localhost port, serving a copy of the notebooks (the repository stays clean).
+
+    The page exposes the application as ``window.jupyterapp``, so tests can ask it what it is doing
+    (which widget is current, the kernel's status, whether a command is enabled) instead of guessing
+    from what is drawn.
+    """
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
     config = tmp_path_factory.mktemp("lab-config")
@@ -204,10 +217,12 @@ def lab(tmp_path_factory):
         "--ip=127.0.0.1",
         f"--ServerApp.token={token}",
         f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
-    log = open(config / "lab.log", "w")  # noqa: SIM115 (closed below)
+    log_path = config / "lab.log"
+    log = open(log_path, "w")  # noqa: SIM115 (closed below)
     server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -218,8 +233,8 @@ def lab(tmp_path_factory):
             except OSError:
                 time.sleep(0.5)
         else:
-            raise RuntimeError(f"JupyterLab did not start: {(config / 'lab.log').read_text()[-2000:]}")
-        yield url, token
+            raise RuntimeError(f"JupyterLab did not start: {log_path.read_text()[-2000:]}")
+        yield Lab(url, token, log_path)
     finally:
         server.terminate()
         try:
@@ -229,22 +244,79 @@ def lab(tmp_path_factory):
         log.close()
 
 
-RUN_ALL = "//li[contains(@class,'lm-Menu-item')][.//div[text()='Run All Cells']]"
+# What the notebook at ``arguments[0]`` is doing, as JupyterLab itself knows it: "ready" once it is
+# the current widget, its kernel is idle and Run All Cells is enabled (clicked before that, the menu
+# item is disabled and does nothing); after running, the result of Run All and the cells' state.
+LAB_STATE = """
+const app = window.jupyterapp;
+if (!app) return 'the application is not exposed yet';
+const path = arguments[0];
+const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+if (!panel) return path + ' is not open';
+const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+const cells = panel.content.widgets.filter(c => c.model.type === 'code');
+const prompts = cells.map(c => (c.promptNode ? c.promptNode.textContent : '?').trim());
+const errors = cells.flatMap(c => c.model.outputs.toJSON())
+  .filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue);
+const dialogs = Array.from(document.querySelectorAll('.jp-Dialog')).map(d => d.innerText);
+const state = {
+  kernel: kernel ? kernel.status + ' / ' + kernel.connectionStatus : 'none',
+  current: app.shell.currentWidget === panel,
+  runAllEnabled: app.commands.isEnabled('notebook:run-all-cells'),
+  runAll: window.courseRunAll || 'not started',
+  prompts: prompts.slice(0, 12).join(' '), errors, dialogs,
+};
+state.ready = !!kernel && kernel.status === 'idle' && kernel.connectionStatus === 'connected'
+  && state.current && state.runAllEnabled;
+return JSON.stringify(state);
+"""
+
+RUN_ALL = """
+window.courseRunAll = 'running';
+window.jupyterapp.commands.execute('notebook:run-all-cells').then(
+  ok => { window.courseRunAll = ok ? 'every cell ran' : 'a cell failed'; },
+  err => { window.courseRunAll = 'error: ' + err; });
+"""
 
 
-def run_all_cells(browser, wait) -> None:
-    """Wait for the open notebook's kernel to be idle, then choose Run > Run All Cells."""
+def lab_state(browser, path: str) -> dict:
+    import json
+
+    raw = browser.execute_script(LAB_STATE, path)
+    return json.loads(raw) if raw.startswith("{") else {"ready": False, "app": raw}
+
+
+VISIBLE_PROMPT = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell .jp-InputPrompt"
+
+
+def run_all_cells(browser, wait, path: str) -> None:
+    """Wait until the notebook at ``path`` is current, its kernel idle and Run All Cells enabled; run it.
+
+    A headless browser does not focus the page by itself, and JupyterLab only makes a notebook
+    current when it gets focus: a click on a cell's prompt gives it (and selects that cell, nothing
+    more). Running is what Run > Run All Cells does, through JupyterLab's own command; the result is
+    kept in the page (``window.courseRunAll``), and ``lab_diagnosis`` reports it if a test fails.
+    """
     from selenium.webdriver.common.by import By
 
+    def ready(d) -> bool:
+        state = lab_state(d, path)
+        if state.get("kernel", "").startswith("idle") and not state["current"]:
+            d.find_element(By.CSS_SELECTOR, VISIBLE_PROMPT).click()
+        return state["ready"]
+
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"))
-    wait.until(
-        lambda d: (
-            "Idle" in d.find_element(By.CSS_SELECTOR, ".jp-Toolbar").text
-            or d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']")
-        )
-    )
-    browser.find_element(By.XPATH, "//li[contains(@class,'lm-MenuBar-item')][.//div[text()='Run']]").click()
-    wait.until(lambda d: d.find_elements(By.XPATH, RUN_ALL))[0].click()
+    wait.until(ready)
+    browser.execute_script(RUN_ALL)
+
+
+def lab_diagnosis(browser, lab, path: str) -> str:
+    """The notebook's state and the server log's tail, for a failure message."""
+    try:
+        state = lab_state(browser, path)
+    except Exception as exc:  # the page itself may be what broke
+        state = f"unreadable ({exc})"
+    return f"JupyterLab state: {state}\nlab.log (end):\n{lab.log.read_text()[-1500:]}"
 
 
 def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
@@ -252,12 +324,13 @@ def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    url, token = lab
-    browser.get(f"{url}/lab/tree/notebooks/01_floating_point_non_associativity.ipynb?token={token}")
+    url, token = lab.url, lab.token
+    path = "notebooks/01_floating_point_non_associativity.ipynb"
+    browser.get(f"{url}/lab/tree/{path}?token={token}")
     wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
 
     def run_and_poke():
-        run_all_cells(browser, wait)
+        run_all_cells(browser, wait, path)
         number = wait.until(
             lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-OutputArea .widget-text input[type='number']")
         )[0]
@@ -279,8 +352,13 @@ def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
                 in d.find_element(By.CSS_SELECTOR, ".jp-OutputArea .widget-html-content").text
             )
         )
+        # and the rest of the lesson runs in JupyterLab without an error
+        state = wait.until(lambda d: (s := lab_state(d, path))["runAll"] != "running" and s)
+        assert state["runAll"] == "every cell ran", state
 
-    screenshot_on_failure(browser, "jupyterlab-widget", run_and_poke)
+    screenshot_on_failure(
+        browser, "jupyterlab-widget", run_and_poke, lambda: lab_diagnosis(browser, lab, path)
+    )
 
 
 WIDGETS_NOTEBOOK = {
@@ -306,7 +384,7 @@ def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    url, token = lab
+    url, token = lab.url, lab.token
     with urllib.request.urlopen(  # a notebook of its own, written through the server's contents API
         urllib.request.Request(
             f"{url}/api/contents/notebooks/widgets_check.ipynb?token={token}",
@@ -316,11 +394,12 @@ def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
         )
     ) as reply:
         assert reply.status in (200, 201)
-    browser.get(f"{url}/lab/tree/notebooks/widgets_check.ipynb?token={token}")
+    path = "notebooks/widgets_check.ipynb"
+    browser.get(f"{url}/lab/tree/{path}?token={token}")
     wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
 
     def run_and_poke():
-        run_all_cells(browser, wait)
+        run_all_cells(browser, wait, path)
         # the playground: its text counts what passes; a looser rtol, typed into the slider's readout,
         # lets the 0.1% bug through
         wait.until(lambda d: "correct float32 results pass" in d.page_source)
@@ -344,4 +423,6 @@ def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
         browser.find_element(By.XPATH, "//button[contains(., 'Run twice')]").click()
         wait.until(lambda d: "First difference: the batch of step 1" in d.page_source)
 
-    screenshot_on_failure(browser, "jupyterlab-teaching-widgets", run_and_poke)
+    screenshot_on_failure(
+        browser, "jupyterlab-teaching-widgets", run_and_poke, lambda: lab_diagnosis(browser, lab, path)
+    )
