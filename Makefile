@@ -65,7 +65,7 @@ browser:  ## install headless Chromium and its driver from Debian/Ubuntu package
 	  apt-get install -y -q chromium chromium-driver >/dev/null || (apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null); \
 	else echo "no root or no apt-get: install chromium and chromedriver yourself; until then the browser tests are skipped (and say so)"; fi
 
-docs: $(STAMP)  ## build the static HTML site of the executed lessons into site/ (no re-execution)
+docs: $(STAMP)  ## build the website (Sphinx, myst-nb, Book Theme) into site/ from the stored outputs (no re-execution)
 	$(PY) tools/build_docs.py
 
 # The GPU side runs on the GPU machine's own Python (with its CUDA build of torch), not .venv.

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-MISSING_MODULES = [m for m in ("selenium", "nbconvert", "jupyterlab") if importlib.util.find_spec(m) is None]
+MISSING_MODULES = [m for m in ("selenium", "jupyterlab") if importlib.util.find_spec(m) is None]
 # kept after the run, unlike the run's own temp folder (tests/pytest_course.py)
 SCREENSHOTS = Path(os.environ.get("FP_COURSE_KEEP_TMP", tempfile.gettempdir())) / "fp-course-screenshots"
 
@@ -105,6 +105,8 @@ def site(tmp_path_factory):
     """The site built into a temp folder and served on localhost while the tests run."""
     import build_docs
 
+    if importlib.util.find_spec("myst_nb") is None:
+        pytest.skip("the site is built with Sphinx and myst-nb, which are not installed: site tests skipped")
     if not (build_docs.VENDOR / ".complete").exists() and shutil.which("npm") is None:
         pytest.skip(
             "the site's offline copies of MathJax and the widget manager need npm once: site tests skipped"
@@ -128,7 +130,9 @@ def severe_console_entries(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
-def test_every_page_loads_without_console_errors_and_shows_its_plots(browser, site):
+def test_every_page_loads_offline_without_console_errors_and_shows_its_plots(browser, site):
+    from selenium.webdriver.support.ui import WebDriverWait
+
     folder, base = site
     pages = sorted(
         p.relative_to(folder).as_posix() for p in folder.rglob("*.html") if "_static" not in p.parts
@@ -141,7 +145,12 @@ def test_every_page_loads_without_console_errors_and_shows_its_plots(browser, si
         def loaded_cleanly(page=page):
             errors = severe_console_entries(browser)
             assert not errors, f"{page}: console errors: {errors}"
-            images = browser.find_elements("css selector", ".jp-OutputArea img")
+            # everything the page loaded came from the site itself: no CDN, no web font service
+            loaded = browser.execute_script(
+                "return performance.getEntriesByType('resource').map(e => e.name)"
+            )
+            assert all(url.startswith(base) for url in loaded), [u for u in loaded if not u.startswith(base)]
+            images = browser.find_elements("css selector", ".cell_output img")
             for img in images:
                 width = browser.execute_script("return arguments[0].naturalWidth", img)
                 assert width > 0 and img.is_displayed(), f"{page}: a plot did not render"
@@ -149,7 +158,85 @@ def test_every_page_loads_without_console_errors_and_shows_its_plots(browser, si
 
         screenshot_on_failure(browser, page.replace("/", "_"), loaded_cleanly)
     browser.get(f"{base}/01_floating_point_non_associativity.html")
-    assert browser.find_elements("css selector", ".jp-OutputArea img"), "lesson 01 should show plots"
+    assert browser.find_elements("css selector", ".cell_output img"), "lesson 01 should show plots"
+    # its formulas are typeset by the site's own copy of MathJax
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements("css selector", "span.math .MathJax_CHTML"), message="no math typeset"
+    )
+
+
+def expected_contents() -> list[tuple[str, str]]:
+    """(page, title) of every lesson, solution and appendix page, in the order the sidebar lists them."""
+    import build_docs
+    import course
+
+    notebooks = ROOT / "notebooks"
+    entries = []
+    for folder, prefix in ((notebooks, ""), (notebooks / "solutions", "solutions/")):
+        for path in course.lesson_paths(folder):
+            entries.append((f"{prefix}{path.stem}.html", first_heading(path)))
+    for path in build_docs.appendix_paths():
+        entries.append((f"appendix/{path.stem}.html", first_heading(path)))
+    return entries
+
+
+def page_of(url: str, base: str) -> str:
+    """A link's page relative to the site's root, without the anchor (the current page links to #)."""
+    return url.removeprefix(f"{base}/").split("#")[0]
+
+
+def first_heading(path: Path) -> str:
+    import nbformat
+
+    first = nbformat.read(path, as_version=4).cells[0].source
+    return next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
+
+
+def test_the_sidebar_lists_every_lesson_and_solution_in_order_with_previous_and_next(browser, site):
+    _, base = site
+    expected = expected_contents()
+    assert len(expected) >= 27  # 14 lessons and 13 solutions at least
+    for page in ("index.html", "solutions/05_solutions.html"):
+        browser.get(f"{base}/{page}")
+        links = browser.find_elements(
+            "css selector", "nav.bd-docs-nav ul.bd-sidenav:not(.bd-sidenav__home-link) a"
+        )
+        listed = [
+            (page_of(a.get_attribute("href"), base), a.get_attribute("textContent").strip()) for a in links
+        ]
+        assert listed == expected, page
+    # the page after lesson 13 is the first solution; the theme's previous and next links follow the list
+    for i in (1, 13):
+        page, _ = expected[i]
+        browser.get(f"{base}/{page}")
+        previous = browser.find_element("css selector", ".prev-next-area a.left-prev").get_attribute("href")
+        following = browser.find_element("css selector", ".prev-next-area a.right-next").get_attribute("href")
+        assert previous == f"{base}/{expected[i - 1][0]}" and following == f"{base}/{expected[i + 1][0]}"
+
+
+def test_search_finds_a_term_and_its_first_result_opens_the_lesson(browser, site):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _, base = site
+    browser.get(f"{base}/index.html")
+    # the search page, as the search box's form sends a query to it
+    box = browser.find_element("css selector", "form.bd-search input[name='q']")
+    browser.execute_script("arguments[0].value = 'map_location'; arguments[0].form.submit();", box)
+
+    def first_result(d):
+        found = d.find_elements("css selector", "#search-results ul.search li a")
+        return found[0] if found else False
+
+    def search_and_open():
+        link = WebDriverWait(browser, 30).until(first_result, message="the search found nothing")
+        assert "search.html?q=map_location" in browser.current_url
+        assert "07_checkpoints_across_devices.html" in link.get_attribute("href"), link.get_attribute("href")
+        link.click()
+        WebDriverWait(browser, 30).until(lambda d: "07_checkpoints_across_devices.html" in d.current_url)
+        assert browser.find_element("css selector", "article h1").text.startswith("07 ·")
+        assert "map_location" in browser.find_element("css selector", "article").text
+
+    screenshot_on_failure(browser, "site-search", search_and_open)
 
 
 def test_static_widget_state_renders_in_the_page(browser, site):

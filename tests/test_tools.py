@@ -137,32 +137,3 @@ def test_expect_errors_tags_only_cells_marked_to_raise():
     tagged = execute.expect_errors(nb)
     assert tagged == [nb.cells[0]] and nb.cells[0].metadata["tags"] == ["raises-exception"]
     assert "tags" not in nb.cells[1].metadata and "tags" not in nb.cells[2].metadata
-
-
-def test_docs_link_check_finds_broken_links(tmp_path):
-    import build_docs
-
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "a.html").write_text(
-        '<a href="b.html#x">b</a> <a href="missing.html">m</a> <a href="https://x.org">x</a>'
-    )
-    (tmp_path / "b.html").write_text("<script src='sub/c.js'></script> <a href='#top'>top</a>")
-    (tmp_path / "sub" / "page.html").write_text("<script>var widgetRendererSrc = '../_static/w.js';</script>")
-    assert build_docs.broken_links(tmp_path) == [
-        "a.html -> missing.html",
-        "b.html -> sub/c.js",
-        "sub/page.html -> ../_static/w.js",
-    ]
-
-
-def test_docs_refuse_a_notebook_that_was_never_run():
-    import build_docs
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("1 + 1"),
-        nbformat.v4.new_code_cell("x", metadata={"tags": ["gpu"]}),
-    ]
-    assert build_docs.unexecuted(nb) == [0]
-    nb.cells[0].execution_count = 1
-    assert build_docs.unexecuted(nb) == []

@@ -1,4 +1,4 @@
-"""The GitHub Actions workflow users copy is valid and runs the README's commands."""
+"""The GitHub Actions workflows users copy are valid and run the README's commands."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / ".github" / "workflows" / "tests.yml"
+SITE_WORKFLOW = ROOT / ".github" / "workflows" / "site.yml"
 
 
 def schema_check(path: Path) -> subprocess.CompletedProcess:
@@ -18,8 +20,9 @@ def schema_check(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def test_workflow_matches_githubs_schema():
-    result = schema_check(WORKFLOW)
+@pytest.mark.parametrize("workflow", [WORKFLOW, SITE_WORKFLOW], ids=lambda p: p.name)
+def test_workflow_matches_githubs_schema(workflow):
+    result = schema_check(workflow)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -40,3 +43,14 @@ def test_cpu_job_runs_make_test_and_gpu_job_runs_make_test_gpu():
     assert "self-hosted" in jobs["gpu"]["runs-on"] and "gpu" in jobs["gpu"]["runs-on"]
     assert run_steps(jobs["gpu"]).strip().endswith("make test-gpu")
     assert "HAS_GPU_RUNNER" in jobs["gpu"]["if"]  # never waits for a runner that does not exist
+
+
+def test_site_workflow_builds_with_make_docs_and_publishes_the_site_folder():
+    workflow = YAML(typ="safe").load(SITE_WORKFLOW.read_text())
+    assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
+    build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    assert run_steps(build).strip().splitlines()[-1] == "make docs"
+    upload = [s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact@")]
+    assert upload and upload[0]["with"]["path"] == "site"
+    assert deploy["needs"] == "build" and deploy["environment"]["name"] == "github-pages"
+    assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in deploy["steps"])

@@ -1,30 +1,35 @@
-"""Build the static HTML site of the course from the executed notebooks (``make docs``).
+"""Build the course's website from the executed notebooks (``make docs``).
 
     python tools/build_docs.py [--out site]
 
-Each lesson, solution and appendix notebook (``notebooks/appendix/``, whose pages go under
-``appendix/`` and are listed below the lessons on the index page) is converted with nbconvert's
-HTML exporter, from the outputs stored in it: nothing is re-executed, so the site shows exactly
-the committed CPU run (a notebook with a code cell that was never run, other than a cell tagged
-``gpu``, stops the build). Plots are embedded as images and widget state as JSON, which the
-ipywidgets HTML manager turns back into live-looking widgets. Links between notebooks become
-links between pages, and the build fails if any relative link or script points at a file that is
-not in the site.
+The site is built with Sphinx, myst-nb and the Sphinx Book Theme (``tools/site/conf.py``): a
+sidebar with every lesson, solution and appendix page in order, full-text search, previous and
+next links, rendered math and a light and a dark mode. The builder stages a copy of
+``notebooks/`` with a generated ``index.md`` (the lesson table from each lesson's first cell, and
+the table of contents) in a temporary folder, and runs Sphinx on it.
 
-The site works offline: MathJax, RequireJS and the widget manager are copied into ``_static``
-from their npm packages (fetched once with ``npm pack`` into ``.cache/docs-vendor``), instead of
-being loaded from CDNs.
+- Nothing is re-executed (``nb_execution_mode = "off"``): the pages show exactly the outputs stored
+  in the notebooks, the committed CPU run and the recorded GPU data where they ship. A notebook
+  with a code cell that was never run (other than a cell tagged ``gpu``) stops the build.
+- Saved widget state is embedded in the page, and the ipywidgets HTML manager renders it.
+- Warnings are errors (``-W``): a link to a missing notebook or section stops the build, and so
+  does any relative link or script in the finished pages that points at no file.
+- The site works offline: MathJax, RequireJS and the widget manager are copied into ``_static``
+  from their npm packages (fetched once with ``npm pack`` into ``.cache/docs-vendor``), instead
+  of being loaded from CDNs.
 """
 
 from __future__ import annotations
 
 import argparse
-import html
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -34,8 +39,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from course import SUMMARY, describe, lesson_paths  # noqa: E402
 
+CONF = ROOT / "tools" / "site"
 VENDOR = ROOT / ".cache" / "docs-vendor"
 PACKAGES = {  # npm package -> (folder under _static, files to keep: prefixes inside the package)
+    # MathJax 2, not 3: the widget manager typesets widget labels through MathJax 2's API.
     "mathjax@2.7.7": (
         "mathjax",
         (
@@ -53,19 +60,23 @@ PACKAGES = {  # npm package -> (folder under _static, files to keep: prefixes in
     "requirejs@2.3.8": ("requirejs", ("require.js",)),
     "@jupyter-widgets/html-manager@1.0.15": ("widgets", ("dist/",)),
 }
-FAVICON = '<link rel="icon" href="data:,">'
-STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
-       line-height: 1.5; }
-td, th { padding: 0.3rem 0.6rem; vertical-align: top; text-align: left; }
-tr:nth-child(even) { background: #f4f6f8; }
+INTRO = """\
+# Same code, different numbers
+
+*Why PyTorch gives different numbers on the CPU and the GPU, from run to run, and after moving a \
+model between devices, and what to do about it.*
+
+These pages show each lesson with the outputs it printed when the notebooks were last executed, \
+on a CPU; where a lesson shows GPU results, they are recorded data and say so. Your own numbers \
+may differ in the last digits, and each lesson says why. To run the lessons yourself, clone the \
+course's repository and follow its README: two commands set it up and open JupyterLab.
 """
 
 
 def vendor() -> Path:
     """The offline copies of MathJax, RequireJS and the widget manager, fetched once with npm."""
     stamp = VENDOR / ".complete"
-    if stamp.exists():
+    if stamp.exists() and stamp.read_text().split() == sorted(PACKAGES):
         return VENDOR
     if shutil.which("npm") is None:
         raise SystemExit("make docs needs npm once, to fetch MathJax, RequireJS and the widget manager")
@@ -87,7 +98,7 @@ def vendor() -> Path:
                     member.name = inner
                     tar.extract(member, target, filter="data")
         tarball.unlink()
-    stamp.write_text("ok\n")
+    stamp.write_text("\n".join(sorted(PACKAGES)) + "\n")
     return VENDOR
 
 
@@ -103,13 +114,17 @@ class _Links(HTMLParser):
 
 
 def broken_links(site: Path) -> list[str]:
-    """Relative links and sources in the site's pages that point at no file."""
+    """Relative links and sources in the site's pages that point at no file.
+
+    Files under ``_static`` are the theme's assets (some are template fragments), not pages.
+    """
     broken = []
     for page in sorted(site.rglob("*.html")):
+        if "_static" in page.relative_to(site).parts:
+            continue
         parser = _Links()
         parser.feed(page.read_text(encoding="utf-8"))
-        scripted = re.findall(r"widgetRendererSrc = '([^']+)'", page.read_text(encoding="utf-8"))
-        for link in parser.links + scripted:
+        for link in parser.links:
             if re.match(r"^[a-z][a-z0-9+.-]*:", link) or link.startswith(("#", "//")):
                 continue  # external (http:, data:, mailto:) or an anchor on the same page
             target = (page.parent / link.split("#")[0].split("?")[0]).resolve()
@@ -126,28 +141,8 @@ def unexecuted(nb: nbformat.NotebookNode) -> list[int]:
     ]
 
 
-def convert(path: Path, out: Path, static: str) -> None:
-    nb = nbformat.read(path, as_version=4)
-    missing = unexecuted(nb)
-    if missing:
-        raise SystemExit(f"{path.name}: code cells {missing} were never run; run `make execute` first")
-    from nbconvert import HTMLExporter  # imported here: the link check and its tests do not need it
-
-    exporter = HTMLExporter(
-        template_name="lab",
-        mathjax_url=f"{static}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
-        require_js_url=f"{static}/requirejs/require.js",
-        widget_renderer_url=f"{static}/widgets/dist/embed-amd.js",
-    )
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
-    body = body.replace("<head>", f"<head>\n{FAVICON}", 1)  # no favicon request, no 404 in the console
-    # links between notebooks become links between pages
-    body = re.sub(r'href="([^":#]+)\.ipynb(#[^"]*)?"', lambda m: f'href="{m[1]}.html{m[2] or ""}"', body)
-    out.write_text(body, encoding="utf-8")
-
-
-def appendix_paths() -> list[Path]:
-    return sorted((ROOT / "notebooks" / "appendix").glob("*.ipynb"))
+def appendix_paths(notebooks: Path = ROOT / "notebooks") -> list[Path]:
+    return sorted((notebooks / "appendix").glob("*.ipynb"))
 
 
 def describe_appendix(path: Path) -> tuple[str, str]:
@@ -160,65 +155,70 @@ def describe_appendix(path: Path) -> tuple[str, str]:
     return title.group(1).strip(), summary.group(1).strip()
 
 
-def index_page(lessons: list[Path], solutions: list[Path], appendix: list[Path] | None = None) -> str:
-    rows = []
+def toctree(caption: str, docs: list[str]) -> str:
+    options = [f":caption: {caption}", ":hidden:", ":titlesonly:"]
+    return "\n".join(["```{toctree}", *options, "", *docs, "```", ""])
+
+
+def index_source(lessons: list[Path], solutions: list[Path], appendix: list[Path]) -> str:
+    """The home page: what the course is, a table of the lessons, and the sidebar's contents."""
+    rows = ["| # | Lesson | What it teaches | |", "|---|---|---|---|"]
     for path in lessons:
         info = describe(path)
-        solution = f"solutions/{info.number}_solutions.html"
-        answers = (
-            f'<a href="{solution}">solutions</a>'
-            if any(s.stem.startswith(info.number) for s in solutions)
-            else ""
-        )
-        rows.append(
-            f'<tr><td>{info.number}</td><td><a href="{path.stem}.html">{html.escape(info.title)}</a></td>'
-            f"<td>{html.escape(info.summary).replace('`', '')}</td><td>{answers}</td></tr>"
-        )
-    return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{FAVICON}'
-        "<title>Same code, different numbers: floating point, devices and determinism in PyTorch</title>"
-        f"<style>{STYLE}</style></head><body>"
-        "<h1>Same code, different numbers</h1>"
-        "<p>Why PyTorch gives different numbers on the CPU and the GPU, from run to run, and after moving "
-        "a model between devices, and what to do about it. These pages show the lessons as they ran on "
-        "the course's reference CPU; to run them yourself, see the README.</p>"
-        "<table><tr><th>#</th><th>Lesson</th><th>What it teaches</th><th></th></tr>"
-        + "".join(rows)
-        + "</table>"
-        + appendix_section(appendix or [])
-        + "</body></html>\n"
-    )
-
-
-def appendix_section(appendix: list[Path]) -> str:
-    if not appendix:
-        return ""
-    items = []
-    for path in appendix:
-        title, summary = describe_appendix(path)
-        items.append(
-            f'<li><a href="appendix/{path.stem}.html">{html.escape(title)}</a>: '
-            f"{html.escape(summary).replace('`', '')}</li>"
-        )
-    return "<h2>Appendix</h2><ul>" + "".join(items) + "</ul>"
-
-
-def build(out: Path) -> Path:
-    lessons = lesson_paths(ROOT / "notebooks")
-    solutions = lesson_paths(ROOT / "notebooks" / "solutions")
-    appendix = appendix_paths()
-    shutil.rmtree(out, ignore_errors=True)
-    (out / "solutions").mkdir(parents=True)
-    shutil.copytree(vendor(), out / "_static", ignore=shutil.ignore_patterns(".complete"))
-    for path in lessons:
-        convert(path, out / f"{path.stem}.html", "_static")
-    for path in solutions:
-        convert(path, out / "solutions" / f"{path.stem}.html", "../_static")
+        solved = [s for s in solutions if s.stem.startswith(info.number + "_")]
+        answers = f"[solutions](solutions/{solved[0].name})" if solved else ""
+        rows.append(f"| {info.number} | [{info.title}]({path.name}) | {info.summary} | {answers} |")
+    parts = [INTRO, "## The lessons", "", "\n".join(rows), ""]
     if appendix:
-        (out / "appendix").mkdir()
-    for path in appendix:
-        convert(path, out / "appendix" / f"{path.stem}.html", "../_static")
-    (out / "index.html").write_text(index_page(lessons, solutions, appendix), encoding="utf-8")
+        parts += ["## Appendix", ""]
+        for path in appendix:
+            title, summary = describe_appendix(path)
+            parts.append(f"- [{title}](appendix/{path.name}): {summary}")
+        parts.append("")
+    parts.append(toctree("Lessons", [p.stem for p in lessons]))
+    parts.append(toctree("Solutions", [f"solutions/{p.stem}" for p in solutions]))
+    if appendix:
+        parts.append(toctree("Appendix", [f"appendix/{p.stem}" for p in appendix]))
+    return "\n".join(parts)
+
+
+def stage(source: Path, notebooks: Path) -> None:
+    """Copy the notebooks the site shows into ``source``, with the generated home page."""
+    lessons = lesson_paths(notebooks)
+    solutions = lesson_paths(notebooks / "solutions")
+    appendix = appendix_paths(notebooks)
+    for path in lessons + solutions + appendix:
+        missing = unexecuted(nbformat.read(path, as_version=4))
+        if missing:
+            raise SystemExit(f"{path.name}: code cells {missing} were never run; run `make execute` first")
+        target = source / path.relative_to(notebooks)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    (source / "index.md").write_text(index_source(lessons, solutions, appendix), encoding="utf-8")
+
+
+def build(out: Path, notebooks: Path = ROOT / "notebooks") -> Path:
+    """Build the site of ``notebooks`` into ``out`` (replacing it) and return it.
+
+    Any Sphinx warning (a link to a missing notebook or section, among others) or a broken link in
+    the finished pages stops the build with SystemExit, which says what is wrong.
+    """
+    vendored = vendor()
+    shutil.rmtree(out, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="fp-course-site-") as scratch:
+        source, doctrees = Path(scratch) / "source", Path(scratch) / "doctrees"
+        stage(source, notebooks)
+        command = [
+            sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q",
+            "-c", str(CONF), "-d", str(doctrees), str(source), str(out),
+        ]  # fmt: skip
+        env = {**os.environ, "COURSE_SITE_VENDOR": str(vendored), "TMPDIR": scratch}
+        result = subprocess.run(command, env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            report = f"{result.stdout}{result.stderr}".replace(scratch, "<staged>")
+            raise SystemExit(f"the site did not build:\n{report}")
+    shutil.rmtree(out / ".doctrees", ignore_errors=True)
+    (out / ".buildinfo").unlink(missing_ok=True)
     broken = broken_links(out)
     if broken:
         raise SystemExit("broken links in the site:\n  " + "\n  ".join(broken))
@@ -231,9 +231,10 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
     args = parser.parse_args(argv[1:])
+    start = time.perf_counter()
     site = build(args.out)
-    pages = len(list(site.rglob("*.html")))
-    print(f"built {pages} pages in {site}")
+    pages = len([p for p in site.rglob("*.html") if "_static" not in p.parts])
+    print(f"built {pages} pages in {site} in {time.perf_counter() - start:.0f} s; open {site / 'index.html'}")
     return 0
 
 

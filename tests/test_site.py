@@ -1,0 +1,98 @@
+"""The site's builder (``tools/build_docs.py``): what it refuses to publish.
+
+The finished site itself is checked in a browser in ``tests/test_browser.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import build_docs  # noqa: E402
+
+
+def test_link_check_finds_broken_links_in_pages_but_not_in_theme_assets(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "a.html").write_text(
+        '<a href="b.html#x">b</a> <a href="missing.html">m</a> <a href="https://x.org">x</a>'
+    )
+    (tmp_path / "b.html").write_text("<script src='sub/c.js?v=1'></script> <a href='#top'>top</a>")
+    (tmp_path / "sub" / "page.html").write_text('<img src="../_static/plot.png">')
+    # a template fragment the theme ships among its assets, not a page
+    (tmp_path / "_static" / "macros.html").write_text("<link href=\"{{ pathto('x.css', 1) }}\">")
+    assert build_docs.broken_links(tmp_path) == [
+        "a.html -> missing.html",
+        "b.html -> sub/c.js?v=1",
+        "sub/page.html -> ../_static/plot.png",
+    ]
+
+
+def test_the_site_refuses_a_notebook_that_was_never_run():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("1 + 1"),
+        nbformat.v4.new_code_cell("x", metadata={"tags": ["gpu"]}),
+    ]
+    assert build_docs.unexecuted(nb) == [0]
+    nb.cells[0].execution_count = 1
+    assert build_docs.unexecuted(nb) == []
+
+
+def lesson(number: str, title: str, body: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    first = f"# {number} · {title}\n\n*What lesson {number} teaches.*\n\n**Hardware:** CPU only."
+    code = nbformat.v4.new_code_cell("print(1 + 1)", execution_count=1)
+    code.outputs = [nbformat.v4.new_output("stream", text="2\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell(first), nbformat.v4.new_markdown_cell(body), code]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def small_course(folder: Path, link: str) -> Path:
+    """Two lessons; lesson 01 links to ``link``."""
+    folder.mkdir()
+    nbformat.write(lesson("00", "Start here", "## Glossary\n\nWords."), folder / "00_start_here.ipynb")
+    nbformat.write(lesson("01", "Sums", f"See [this]({link})."), folder / "01_sums.ipynb")
+    return folder
+
+
+needs_sphinx = pytest.mark.skipif(
+    importlib.util.find_spec("myst_nb") is None
+    or (not (build_docs.VENDOR / ".complete").exists() and shutil.which("npm") is None),
+    reason="building the site needs Sphinx with myst-nb, and npm once for MathJax and the widget manager",
+)
+
+
+@needs_sphinx
+def test_a_small_site_builds_with_its_links_and_jupyterlab_section_anchors(tmp_path):
+    notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb#Glossary")
+    site = build_docs.build(tmp_path / "site", notebooks)
+    page = (site / "01_sums.html").read_text(encoding="utf-8")
+    anchor = re.search(r'href="00_start_here\.html#(\w+)"', page)
+    assert anchor and anchor[1].lower() == "glossary", page[-3000:]
+    assert f'id="{anchor[1]}"' in (site / "00_start_here.html").read_text(encoding="utf-8")
+    for name in ("index.html", "search.html", "searchindex.js", "_static/mathjax/MathJax.js"):
+        assert (site / name).is_file(), name
+
+
+@needs_sphinx
+@pytest.mark.parametrize(
+    "link, complaint",
+    [("02_missing.ipynb", "02_missing.ipynb"), ("00_start_here.ipynb#Nowhere", "Nowhere")],
+)
+def test_a_link_to_a_missing_notebook_or_section_stops_the_build(tmp_path, link, complaint):
+    notebooks = small_course(tmp_path / "notebooks", link)
+    with pytest.raises(SystemExit) as stopped:
+        build_docs.build(tmp_path / "site", notebooks)
+    message = str(stopped.value)
+    assert "the site did not build" in message and complaint in message and "01_sums" in message

@@ -1,0 +1,66 @@
+"""Sphinx configuration of the course's site, used by ``tools/build_docs.py`` (``make docs``).
+
+The source folder is a staged copy of ``notebooks/`` with a generated ``index.md``; see the
+builder's docstring for why and for what each setting below protects.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+project = "Same code, different numbers"
+language = "en"
+
+extensions = ["myst_nb"]
+root_doc = "index"
+exclude_patterns = ["**.ipynb_checkpoints"]
+
+# The pages show the outputs stored in the notebooks: the committed CPU run, and the recorded GPU
+# data where they ship. Nothing is executed while building.
+nb_execution_mode = "off"
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+sys.path.insert(0, str(Path(__file__).parent))
+myst_heading_slug_func = "course_site.jupyterlab_anchor"  # the anchors JupyterLab gives headings
+
+# Offline: MathJax, RequireJS and the widget manager come from _static (copied from their npm
+# packages by the builder), never from a CDN. MathJax 2, because the widget manager typesets widget
+# labels through MathJax 2's API (MathJax.Hub.Queue); the delimiters are Sphinx's.
+html_static_path = [os.environ["COURSE_SITE_VENDOR"], str(Path(__file__).parent / "static")]
+html_css_files = ["course.css"]
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+mathjax2_config = {
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processRefs": False,
+        "processEnvironments": False,
+        # myst marks pages tex2jax_ignore and the math it parsed with the class "math"
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+    }
+}
+# widgets-paths.js tells RequireJS where the widget manager lies, so that it finds its own fonts
+# there (it looks next to the module's URL, which RequireJS otherwise puts at the site's root).
+nb_ipywidgets_js = {
+    "requirejs/require.js": {},
+    "widgets-paths.js": {},
+    "widgets/dist/embed-amd.js": {},
+}
+
+html_theme = "sphinx_book_theme"
+html_title = "Same code, different numbers"
+html_copy_source = True  # the notebooks themselves, for the download button
+html_last_updated_fmt = None
+html_theme_options = {
+    "home_page_in_toc": True,
+    "show_navbar_depth": 1,
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "use_repository_button": False,
+    "navigation_with_keys": False,
+    "footer_content_items": [],  # no author or copyright line
+}
+html_favicon = str(Path(__file__).parent / "static" / "favicon.svg")
+html_context = {"default_mode": "auto"}  # light or dark, as the reader's system is set

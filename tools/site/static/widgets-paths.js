@@ -1,0 +1,8 @@
+// Where the ipywidgets HTML manager lies, relative to this page. Its modules load their icon fonts
+// from the folder of their own URL, which RequireJS would otherwise place at the site's root.
+(function () {
+  var widgets = (document.documentElement.dataset.content_root || "./") + "_static/widgets/dist";
+  require.config({
+    paths: { "@jupyter-widgets/html-manager/dist": widgets, "@jupyter-widgets": widgets },
+  });
+})();
