@@ -53,7 +53,13 @@ def lesson(number: str, title: str, body: str) -> nbformat.NotebookNode:
     first = f"# {number} · {title}\n\n*What lesson {number} teaches.*\n\n**Hardware:** CPU only."
     code = nbformat.v4.new_code_cell("print(1 + 1)", execution_count=1)
     code.outputs = [nbformat.v4.new_output("stream", text="2\n")]
-    nb.cells = [nbformat.v4.new_markdown_cell(first), nbformat.v4.new_markdown_cell(body), code]
+    nav = "<!-- nav -->\n[Index](00_start_here.ipynb)"  # as tools/course.py writes it into each lesson
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(first),
+        nbformat.v4.new_markdown_cell(nav),
+        nbformat.v4.new_markdown_cell(body),
+        code,
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return nb
 
@@ -74,13 +80,15 @@ needs_sphinx = pytest.mark.skipif(
 
 
 @needs_sphinx
-def test_a_small_site_builds_with_its_links_and_jupyterlab_section_anchors(tmp_path):
+def test_a_small_site_builds_with_its_links_and_jupyterlab_section_anchors_without_nav_lines(tmp_path):
     notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb#Glossary")
     site = build_docs.build(tmp_path / "site", notebooks)
     page = (site / "01_sums.html").read_text(encoding="utf-8")
     anchor = re.search(r'href="00_start_here\.html#(\w+)"', page)
     assert anchor and anchor[1].lower() == "glossary", page[-3000:]
     assert f'id="{anchor[1]}"' in (site / "00_start_here.html").read_text(encoding="utf-8")
+    # the lesson's own navigation line gives way to the site's sidebar and footer links
+    assert not re.search(r">(<span[^>]*>)?Index(</span>)?</a>", page)
     for name in ("index.html", "search.html", "searchindex.js", "_static/mathjax/MathJax.js"):
         assert (site / name).is_file(), name
 

@@ -6,7 +6,8 @@ The site is built with Sphinx, myst-nb and the Sphinx Book Theme (``tools/site/c
 sidebar with every lesson, solution and appendix page in order, full-text search, previous and
 next links, rendered math and a light and a dark mode. The builder stages a copy of
 ``notebooks/`` with a generated ``index.md`` (the lesson table from each lesson's first cell, and
-the table of contents) in a temporary folder, and runs Sphinx on it.
+the table of contents) in a temporary folder, and runs Sphinx on it. The staged lessons lose
+their own previous/index/next lines: the sidebar and the footer's links replace them.
 
 - Nothing is re-executed (``nb_execution_mode = "off"``): the pages show exactly the outputs stored
   in the notebooks, the committed CPU run and the recorded GPU data where they ship. A notebook
@@ -37,7 +38,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from course import SUMMARY, describe, lesson_paths  # noqa: E402
+from course import NAV, SUMMARY, describe, lesson_paths  # noqa: E402
 
 CONF = ROOT / "tools" / "site"
 VENDOR = ROOT / ".cache" / "docs-vendor"
@@ -188,12 +189,15 @@ def stage(source: Path, notebooks: Path) -> None:
     solutions = lesson_paths(notebooks / "solutions")
     appendix = appendix_paths(notebooks)
     for path in lessons + solutions + appendix:
-        missing = unexecuted(nbformat.read(path, as_version=4))
+        nb = nbformat.read(path, as_version=4)
+        missing = unexecuted(nb)
         if missing:
             raise SystemExit(f"{path.name}: code cells {missing} were never run; run `make execute` first")
+        # the lessons' own previous/index/next lines: the site's sidebar and page footers replace them
+        nb.cells = [c for c in nb.cells if not (c.cell_type == "markdown" and c.source.startswith(NAV))]
         target = source / path.relative_to(notebooks)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target)
+        nbformat.write(nb, target)
     (source / "index.md").write_text(index_source(lessons, solutions, appendix), encoding="utf-8")
 
 
