@@ -37,22 +37,12 @@ def test_link_check_finds_broken_links_in_pages_but_not_in_theme_assets(tmp_path
     ]
 
 
-def test_the_site_refuses_a_notebook_that_was_never_run():
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("1 + 1"),
-        nbformat.v4.new_code_cell("x", metadata={"tags": ["gpu"]}),
-    ]
-    assert build_docs.unexecuted(nb) == [0]
-    nb.cells[0].execution_count = 1
-    assert build_docs.unexecuted(nb) == []
-
-
 def lesson(number: str, title: str, body: str) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     first = f"# {number} · {title}\n\n*What lesson {number} teaches.*\n\n**Hardware:** CPU only."
+    # a stored output that running the cell would not print: the site must show what is stored
     code = nbformat.v4.new_code_cell("print(1 + 1)", execution_count=1)
-    code.outputs = [nbformat.v4.new_output("stream", text="2\n")]
+    code.outputs = [nbformat.v4.new_output("stream", text="stored output, 2\n")]
     nav = "<!-- nav -->\n[Index](00_start_here.ipynb)"  # as tools/course.py writes it into each lesson
     nb.cells = [
         nbformat.v4.new_markdown_cell(first),
@@ -89,8 +79,35 @@ def test_a_small_site_builds_with_its_links_and_jupyterlab_section_anchors_witho
     assert f'id="{anchor[1]}"' in (site / "00_start_here.html").read_text(encoding="utf-8")
     # the lesson's own navigation line gives way to the site's sidebar and footer links
     assert not re.search(r">(<span[^>]*>)?Index(</span>)?</a>", page)
+    # nothing was executed: the page shows the stored output
+    assert "stored output, 2" in page
     for name in ("index.html", "search.html", "searchindex.js", "_static/mathjax/MathJax.js"):
         assert (site / name).is_file(), name
+
+
+@needs_sphinx
+def test_a_notebook_that_was_never_run_stops_the_build(tmp_path):
+    notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb")
+    nb = nbformat.read(notebooks / "01_sums.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1"))  # never run
+    nb.cells.append(nbformat.v4.new_code_cell("gpu_only()", metadata={"tags": ["gpu"]}))  # may stay unrun
+    nbformat.write(nb, notebooks / "01_sums.ipynb")
+    with pytest.raises(SystemExit, match=r"01_sums.ipynb: code cells \[4\] were never run"):
+        build_docs.build(tmp_path / "site", notebooks)
+
+
+@needs_sphinx
+def test_a_widget_on_a_page_says_it_shows_its_saved_state(tmp_path):
+    notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb")
+    nb = nbformat.read(notebooks / "01_sums.ipynb", as_version=4)
+    view = {"version_major": 2, "version_minor": 0, "model_id": "abc"}
+    nb.cells[-1].outputs = [
+        nbformat.v4.new_output("display_data", data={build_docs.WIDGET_VIEW: view, "text/plain": "Box()"})
+    ]
+    nbformat.write(nb, notebooks / "01_sums.ipynb")
+    page = (build_docs.build(tmp_path / "site", notebooks) / "01_sums.html").read_text(encoding="utf-8")
+    assert page.count("Open the lesson in JupyterLab to use it.") == 1
+    assert "Open the lesson in JupyterLab" not in (tmp_path / "site" / "00_start_here.html").read_text()
 
 
 @needs_sphinx

@@ -47,9 +47,12 @@ def test_cpu_job_runs_make_test_and_gpu_job_runs_make_test_gpu():
 
 def test_site_workflow_builds_with_make_docs_and_publishes_the_site_folder():
     workflow = YAML(typ="safe").load(SITE_WORKFLOW.read_text())
-    assert workflow["permissions"]["pages"] == "write" and workflow["permissions"]["id-token"] == "write"
     build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    assert workflow["permissions"] == {"contents": "read"}  # only the deploy job may publish
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert run_steps(build).strip().splitlines()[-1] == "make docs"
+    step = next(s for s in build["steps"] if s.get("run") == "make docs")
+    assert "github.repository" in step["env"]["COURSE_SITE_REPOSITORY"]  # the pages link to it
     upload = [s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact@")]
     assert upload and upload[0]["with"]["path"] == "site"
     assert deploy["needs"] == "build" and deploy["environment"]["name"] == "github-pages"

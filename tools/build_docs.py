@@ -23,6 +23,7 @@ their own previous/index/next lines: the sidebar and the footer's links replace 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -42,7 +43,9 @@ from course import NAV, SUMMARY, describe, lesson_paths  # noqa: E402
 
 CONF = ROOT / "tools" / "site"
 VENDOR = ROOT / ".cache" / "docs-vendor"
-PACKAGES = {  # npm package -> (folder under _static, files to keep: prefixes inside the package)
+# npm package -> (folder under _static, files to keep: prefixes inside the package, and endings
+# to leave out among them)
+PACKAGES = {
     # MathJax 2, not 3: the widget manager typesets widget labels through MathJax 2's API.
     "mathjax@2.7.7": (
         "mathjax",
@@ -57,11 +60,27 @@ PACKAGES = {  # npm package -> (folder under _static, files to keep: prefixes in
             "fonts/HTML-CSS/TeX/woff/",
             "localization/en/",
         ),
+        (".map",),
     ),
-    "requirejs@2.3.8": ("requirejs", ("require.js",)),
-    "@jupyter-widgets/html-manager@1.0.15": ("widgets", ("dist/",)),
+    "requirejs@2.3.8": ("requirejs", ("require.js",), ()),
+    # the AMD bundle and the icon fonts in the formats browsers load (woff2, woff)
+    "@jupyter-widgets/html-manager@1.0.15": (
+        "widgets",
+        ("dist/embed-amd.js", "dist/"),
+        (".map", "dist/embed.js", "libembed-amd.js", ".eot", ".ttf", ".svg", ".txt"),
+    ),
 }
-INTRO = """\
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_NOTE = (
+    "*On this page the widget above shows the state it was saved in, and its controls change "
+    "nothing. Open the lesson in JupyterLab to use it.*"
+)
+REPOSITORY = os.environ.get("COURSE_SITE_REPOSITORY", "")  # e.g. https://github.com/<owner>/<name>
+
+
+def intro() -> str:
+    repository = f"[the course's repository]({REPOSITORY})" if REPOSITORY else "the course's repository"
+    return f"""\
 # Same code, different numbers
 
 *Why PyTorch gives different numbers on the CPU and the GPU, from run to run, and after moving a \
@@ -69,37 +88,42 @@ model between devices, and what to do about it.*
 
 These pages show each lesson with the outputs it printed when the notebooks were last executed, \
 on a CPU; where a lesson shows GPU results, they are recorded data and say so. Your own numbers \
-may differ in the last digits, and each lesson says why. To run the lessons yourself, clone the \
-course's repository and follow its README: two commands set it up and open JupyterLab.
+may differ in the last digits, and each lesson says why. To run the lessons yourself, clone \
+{repository} and follow its README: two commands set it up and open JupyterLab.
 """
 
 
 def vendor() -> Path:
-    """The offline copies of MathJax, RequireJS and the widget manager, fetched once with npm."""
-    stamp = VENDOR / ".complete"
-    if stamp.exists() and stamp.read_text().split() == sorted(PACKAGES):
-        return VENDOR
-    if shutil.which("npm") is None:
-        raise SystemExit("make docs needs npm once, to fetch MathJax, RequireJS and the widget manager")
-    shutil.rmtree(VENDOR, ignore_errors=True)
-    VENDOR.mkdir(parents=True)
-    for spec, (folder, keep) in PACKAGES.items():
-        name, version = spec.rsplit("@", 1)
-        subprocess.run(["npm", "pack", spec, "--silent"], cwd=VENDOR, check=True, capture_output=True)
-        tarball = VENDOR / f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"
-        target = VENDOR / folder
-        with tarfile.open(tarball) as tar:
-            for member in tar.getmembers():
-                inner = member.name.removeprefix("package/")
-                if (
-                    member.isfile()
-                    and inner.startswith(keep)
-                    and not inner.endswith((".map", "dist/embed.js"))
-                ):
-                    member.name = inner
-                    tar.extract(member, target, filter="data")
-        tarball.unlink()
-    stamp.write_text("\n".join(sorted(PACKAGES)) + "\n")
+    """The offline copies of MathJax, RequireJS and the widget manager, fetched once with npm.
+
+    A lock file keeps two builds (two test workers, say) from filling the folder at once.
+    """
+    import fcntl
+
+    VENDOR.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENDOR.parent / "docs-vendor.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = VENDOR / ".complete"
+        wanted = json.dumps(PACKAGES, indent=1)  # what was fetched, and what was kept of it
+        if stamp.exists() and stamp.read_text() == wanted:
+            return VENDOR
+        if shutil.which("npm") is None:
+            raise SystemExit("make docs needs npm once, to fetch MathJax, RequireJS and the widget manager")
+        shutil.rmtree(VENDOR, ignore_errors=True)
+        VENDOR.mkdir(parents=True)
+        for spec, (folder, keep, leave_out) in PACKAGES.items():
+            name, version = spec.rsplit("@", 1)
+            subprocess.run(["npm", "pack", spec, "--silent"], cwd=VENDOR, check=True, capture_output=True)
+            tarball = VENDOR / f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"
+            target = VENDOR / folder
+            with tarfile.open(tarball) as tar:
+                for member in tar.getmembers():
+                    inner = member.name.removeprefix("package/")
+                    if member.isfile() and inner.startswith(keep) and not inner.endswith(leave_out):
+                        member.name = inner
+                        tar.extract(member, target, filter="data")
+            tarball.unlink()
+        stamp.write_text(wanted)
     return VENDOR
 
 
@@ -169,7 +193,7 @@ def index_source(lessons: list[Path], solutions: list[Path], appendix: list[Path
         solved = [s for s in solutions if s.stem.startswith(info.number + "_")]
         answers = f"[solutions](solutions/{solved[0].name})" if solved else ""
         rows.append(f"| {info.number} | [{info.title}]({path.name}) | {info.summary} | {answers} |")
-    parts = [INTRO, "## The lessons", "", "\n".join(rows), ""]
+    parts = [intro(), "## The lessons", "", "\n".join(rows), ""]
     if appendix:
         parts += ["## Appendix", ""]
         for path in appendix:
@@ -181,6 +205,12 @@ def index_source(lessons: list[Path], solutions: list[Path], appendix: list[Path
     if appendix:
         parts.append(toctree("Appendix", [f"appendix/{p.stem}" for p in appendix]))
     return "\n".join(parts)
+
+
+def with_widget_note(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The cell, followed by a note where it shows a widget (on a static page it cannot respond)."""
+    shows_widget = any(WIDGET_VIEW in out.get("data", {}) for out in cell.get("outputs", []))
+    return [cell, nbformat.v4.new_markdown_cell(WIDGET_NOTE)] if shows_widget else [cell]
 
 
 def stage(source: Path, notebooks: Path) -> None:
@@ -195,6 +225,7 @@ def stage(source: Path, notebooks: Path) -> None:
             raise SystemExit(f"{path.name}: code cells {missing} were never run; run `make execute` first")
         # the lessons' own previous/index/next lines: the site's sidebar and page footers replace them
         nb.cells = [c for c in nb.cells if not (c.cell_type == "markdown" and c.source.startswith(NAV))]
+        nb.cells = [cell for c in nb.cells for cell in with_widget_note(c)]
         target = source / path.relative_to(notebooks)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
@@ -216,7 +247,7 @@ def build(out: Path, notebooks: Path = ROOT / "notebooks") -> Path:
             sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q",
             "-c", str(CONF), "-d", str(doctrees), str(source), str(out),
         ]  # fmt: skip
-        env = {**os.environ, "COURSE_SITE_VENDOR": str(vendored), "TMPDIR": scratch}
+        env = {**os.environ, "COURSE_SITE_VENDOR": str(vendored), "TMPDIR": scratch}  # read by conf.py
         result = subprocess.run(command, env=env, capture_output=True, text=True)
         if result.returncode != 0:
             report = f"{result.stdout}{result.stderr}".replace(scratch, "<staged>")

@@ -20,6 +20,7 @@ exclude_patterns = ["**.ipynb_checkpoints"]
 nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_update_mathjax = False  # its settings are MathJax 3's; the site loads MathJax 2 (below)
 myst_heading_anchors = 3
 sys.path.insert(0, str(Path(__file__).parent))
 myst_heading_slug_func = "course_site.jupyterlab_anchor"  # the anchors JupyterLab gives headings
@@ -36,12 +37,11 @@ mathjax2_config = {
         "displayMath": [["\\[", "\\]"]],
         "processRefs": False,
         "processEnvironments": False,
-        # myst marks pages tex2jax_ignore and the math it parsed with the class "math"
-        "processClass": "tex2jax_process|mathjax_process|math|output_area",
     }
 }
 # widgets-paths.js tells RequireJS where the widget manager lies, so that it finds its own fonts
-# there (it looks next to the module's URL, which RequireJS otherwise puts at the site's root).
+# there (it looks next to its modules' URLs, which RequireJS would otherwise resolve against the
+# page's own folder).
 nb_ipywidgets_js = {
     "requirejs/require.js": {},
     "widgets-paths.js": {},
@@ -58,7 +58,10 @@ html_theme_options = {
     "show_toc_level": 2,
     "use_download_button": True,
     "use_fullscreen_button": False,
-    "use_repository_button": False,
+    # a link to the repository where the builder is told it (the GitHub Pages workflow does)
+    "repository_url": os.environ.get("COURSE_SITE_REPOSITORY", ""),
+    "use_repository_button": bool(os.environ.get("COURSE_SITE_REPOSITORY")),
+    "navbar_persistent": [],  # one search box (the sidebar's), not a second one in a top bar
     "navigation_with_keys": False,
     "footer_content_items": [],  # no author or copyright line
 }
