@@ -6,6 +6,7 @@ import dataclasses
 import math
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -95,10 +96,17 @@ EXPONENT_PAIRS = st.one_of(
     st.tuples(not_an_int(), st.just(0)),
     st.tuples(st.just(0), not_an_int()),
 )
+def nested_of(t: torch.Tensor) -> torch.Tensor:
+    """A (strided) nested tensor of t's elements, without torch's "prototype stage" warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.nested.nested_tensor(list(t))
+
+
 BAD_ROUNDERS = st.sampled_from(
     [lambda t: t.double(), lambda t: None, lambda t: t[:1], lambda t: t.numpy(), int, lambda t: 1 / 0, len,
      lambda t: torch.full_like(t, math.nan), lambda t: t / 0, lambda t: t.to("meta"), lambda t: t.to_sparse(),
-     lambda t: torch.nested.nested_tensor(list(t))]
+     lambda t: nested_of(t)]
 )
 #: Views that claim more elements than the sums take, in no memory (sum_kahan's loop would run for minutes).
 HUGE_VIEWS = st.sampled_from([(2**29,), (2**20, 2**9), (2**15, 2**14)]).map(
