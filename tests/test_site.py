@@ -55,10 +55,18 @@ def lesson(number: str, title: str, body: str) -> nbformat.NotebookNode:
 
 
 def small_course(folder: Path, link: str) -> Path:
-    """Two lessons; lesson 01 links to ``link``."""
-    folder.mkdir()
-    nbformat.write(lesson("00", "Start here", "## Glossary\n\nWords."), folder / "00_start_here.ipynb")
+    """Two lessons, a solution and an appendix page; lesson 01 links to ``link``."""
+    (folder / "solutions").mkdir(parents=True)
+    (folder / "appendix").mkdir()
+    start = lesson("00", "Start here", "## Set-up check\n\nWords.\n\n## Glossary\n\nWords.")
+    nbformat.write(start, folder / "00_start_here.ipynb")
     nbformat.write(lesson("01", "Sums", f"See [this]({link})."), folder / "01_sums.ipynb")
+    solution = lesson("01", "Sums", "Answers.")
+    solution.cells[0].source = "# Solutions to lesson 01 · Sums"
+    nbformat.write(solution, folder / "solutions" / "01_solutions.ipynb")
+    recipes = lesson("00", "Recipes", "Recipes.")
+    recipes.cells[0].source = "# Recipes\n\n*What to do.*"
+    nbformat.write(recipes, folder / "appendix" / "recipes.ipynb")
     return folder
 
 
@@ -71,12 +79,16 @@ needs_sphinx = pytest.mark.skipif(
 
 @needs_sphinx
 def test_a_small_site_builds_with_its_links_and_jupyterlab_section_anchors_without_nav_lines(tmp_path):
-    notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb#Glossary")
+    # a JupyterLab anchor: spaces become hyphens, case stays (the build fails if it names no section)
+    notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb#Set-up-check")
     site = build_docs.build(tmp_path / "site", notebooks)
     page = (site / "01_sums.html").read_text(encoding="utf-8")
-    anchor = re.search(r'href="00_start_here\.html#(\w+)"', page)
-    assert anchor and anchor[1].lower() == "glossary", page[-3000:]
-    assert f'id="{anchor[1]}"' in (site / "00_start_here.html").read_text(encoding="utf-8")
+    anchor = re.search(r'href="00_start_here\.html#([\w-]+)"', page)
+    assert anchor and anchor[1].lower() == "set-up-check", page[-3000:]
+    start = (site / "00_start_here.html").read_text(encoding="utf-8")
+    assert f'id="{anchor[1]}"' in start and 'id="Set-up-check"' in start
+    for shown in ("solutions/01_solutions.html", "appendix/recipes.html"):
+        assert (site / shown).is_file(), shown
     # the lesson's own navigation line gives way to the site's sidebar and footer links
     assert not re.search(r">(<span[^>]*>)?Index(</span>)?</a>", page)
     # nothing was executed: the page shows the stored output
@@ -86,13 +98,15 @@ def test_a_small_site_builds_with_its_links_and_jupyterlab_section_anchors_witho
 
 
 @needs_sphinx
-def test_a_notebook_that_was_never_run_stops_the_build(tmp_path):
+@pytest.mark.parametrize("where", ["01_sums.ipynb", "solutions/01_solutions.ipynb", "appendix/recipes.ipynb"])
+def test_a_notebook_that_was_never_run_stops_the_build(tmp_path, where):
     notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb")
-    nb = nbformat.read(notebooks / "01_sums.ipynb", as_version=4)
+    nb = nbformat.read(notebooks / where, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("x = 1"))  # never run
     nb.cells.append(nbformat.v4.new_code_cell("gpu_only()", metadata={"tags": ["gpu"]}))  # may stay unrun
-    nbformat.write(nb, notebooks / "01_sums.ipynb")
-    with pytest.raises(SystemExit, match=r"01_sums.ipynb: code cells \[4\] were never run"):
+    nbformat.write(nb, notebooks / where)
+    name = where.split("/")[-1]
+    with pytest.raises(SystemExit, match=rf"{name}: code cells \[4\] were never run"):
         build_docs.build(tmp_path / "site", notebooks)
 
 
@@ -107,6 +121,10 @@ def test_a_widget_on_a_page_says_it_shows_its_saved_state(tmp_path):
     nbformat.write(nb, notebooks / "01_sums.ipynb")
     page = (build_docs.build(tmp_path / "site", notebooks) / "01_sums.html").read_text(encoding="utf-8")
     assert page.count("Open the lesson in JupyterLab to use it.") == 1
+    assert page.index(build_docs.WIDGET_VIEW) < page.index("Open the lesson in JupyterLab")  # under it
+    # the download button offers the notebook as it is, without the site's note
+    offered = tmp_path / "site" / "_sources" / "01_sums.ipynb"
+    assert offered.read_bytes() == (notebooks / "01_sums.ipynb").read_bytes()
     assert "Open the lesson in JupyterLab" not in (tmp_path / "site" / "00_start_here.html").read_text()
 
 
@@ -121,3 +139,17 @@ def test_a_link_to_a_missing_notebook_or_section_stops_the_build(tmp_path, link,
         build_docs.build(tmp_path / "site", notebooks)
     message = str(stopped.value)
     assert "the site did not build" in message and complaint in message and "01_sums" in message
+
+
+@needs_sphinx
+def test_the_pages_link_to_the_repository_when_told_where_it_is(tmp_path, monkeypatch):
+    notebooks = small_course(tmp_path / "notebooks", "00_start_here.ipynb")
+    address = "https://github.com/example/course"
+    monkeypatch.setenv("COURSE_SITE_REPOSITORY", address)
+    site = build_docs.build(tmp_path / "site", notebooks)
+    home, lesson_page = (site / "index.html").read_text(), (site / "01_sums.html").read_text()
+    assert re.search(rf'href="{address}"[^>]*>the course’s repository', home)  # the home page's text
+    assert f'href="{address}"' in lesson_page  # the header's repository button
+    monkeypatch.delenv("COURSE_SITE_REPOSITORY")
+    site = build_docs.build(tmp_path / "site", notebooks)
+    assert address not in (site / "index.html").read_text()

@@ -75,11 +75,11 @@ WIDGET_NOTE = (
     "*On this page the widget above shows the state it was saved in, and its controls change "
     "nothing. Open the lesson in JupyterLab to use it.*"
 )
-REPOSITORY = os.environ.get("COURSE_SITE_REPOSITORY", "")  # e.g. https://github.com/<owner>/<name>
 
 
 def intro() -> str:
-    repository = f"[the course's repository]({REPOSITORY})" if REPOSITORY else "the course's repository"
+    address = os.environ.get("COURSE_SITE_REPOSITORY", "")  # e.g. https://github.com/<owner>/<name>
+    repository = f"[the course's repository]({address})" if address else "the course's repository"
     return f"""\
 # Same code, different numbers
 
@@ -252,6 +252,10 @@ def build(out: Path, notebooks: Path = ROOT / "notebooks") -> Path:
         if result.returncode != 0:
             report = f"{result.stdout}{result.stderr}".replace(scratch, "<staged>")
             raise SystemExit(f"the site did not build:\n{report}")
+    # the download button offers the notebooks as they are, not the staged copies made for the site
+    shown = [*lesson_paths(notebooks), *lesson_paths(notebooks / "solutions"), *appendix_paths(notebooks)]
+    for path in shown:
+        shutil.copyfile(path, out / "_sources" / path.relative_to(notebooks))
     shutil.rmtree(out / ".doctrees", ignore_errors=True)
     (out / ".buildinfo").unlink(missing_ok=True)
     broken = broken_links(out)

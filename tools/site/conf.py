@@ -20,7 +20,7 @@ exclude_patterns = ["**.ipynb_checkpoints"]
 nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
-myst_update_mathjax = False  # its settings are MathJax 3's; the site loads MathJax 2 (below)
+myst_update_mathjax = False  # its settings are for MathJax 3 and 4; the site loads MathJax 2 (below)
 myst_heading_anchors = 3
 sys.path.insert(0, str(Path(__file__).parent))
 myst_heading_slug_func = "course_site.jupyterlab_anchor"  # the anchors JupyterLab gives headings
@@ -50,7 +50,7 @@ nb_ipywidgets_js = {
 
 html_theme = "sphinx_book_theme"
 html_title = "Same code, different numbers"
-html_copy_source = True  # the notebooks themselves, for the download button
+html_copy_source = True  # for the download button (the builder puts the original notebooks there)
 html_last_updated_fmt = None
 html_theme_options = {
     "home_page_in_toc": True,
