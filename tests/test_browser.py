@@ -415,6 +415,13 @@ def ran_all(browser, wait, path: str) -> dict:
     return wait.until(lambda d: (state := lab_state(d, path))["runAll"] != "running" and state)
 
 
+def run_every_cell(browser, wait, path: str) -> None:
+    """Run all cells of the notebook at ``path`` and require that every one ran without an error."""
+    run_all_cells(browser, wait, path)
+    state = ran_all(browser, wait, path)
+    assert state["runAll"] == "every cell ran", state
+
+
 def lab_diagnosis(browser, lab, path: str) -> str:
     """The notebook's state and the server log's tail, for a failure message."""
     try:
@@ -441,11 +448,9 @@ def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
     wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
 
     def run_and_poke():
-        run_all_cells(browser, wait, path)
         # the whole lesson runs in JupyterLab without an error; the kernel answers the widget only
         # after that, as it handles messages in order
-        state = ran_all(browser, wait, path)
-        assert state["runAll"] == "every cell ran", state
+        run_every_cell(browser, wait, path)
         wait.until(lambda d: shows(d, "0.1 as float32"))
         number = wait.until(
             lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-OutputArea .widget-text input[type='number']")
@@ -505,9 +510,7 @@ def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
     wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
 
     def run_and_poke():
-        run_all_cells(browser, wait, path)
-        state = ran_all(browser, wait, path)
-        assert state["runAll"] == "every cell ran", state
+        run_every_cell(browser, wait, path)
         # the playground: its text counts what passes; a looser rtol, typed into the slider's readout,
         # lets the 0.1% bug through
         wait.until(lambda d: "correct float32 results pass" in d.page_source)
