@@ -21,19 +21,8 @@ def test_time_call_measures_a_sleep_of_known_length():
     assert 0.0018 < t.median < 0.05 and t.runs >= 1 and t.spread >= 0
 
 
-def test_time_call_rejects_bad_input():
-    with pytest.raises(TypeError):
-        time_call(3)
-    with pytest.raises(ValueError):
-        time_call(lambda: None, min_run_time=0)
-
-
 def test_rates():
     assert gflop_per_s(2e9, 0.5) == 4.0 and gb_per_s(1e9, 2.0) == 0.5
-    with pytest.raises(ValueError):
-        gflop_per_s(1.0, 0.0)
-    with pytest.raises(ValueError):
-        gb_per_s(1.0, -1.0)
     assert SweepPoint(1, Timing(0.5, 0.0, 3), 1e9).rate == 2.0
     assert Timing(0.0, 1.0, 1).spread == float("inf")
 
@@ -51,21 +40,13 @@ def test_sweep_times_every_size_and_warms_up_first():
     assert all(p.timing.median > 0 and p.work == 4 * p.size for p in points)
     table = sweep_table(points, "GB/s", title="t")
     assert table.headers[-1] == "GB/s" and len(table.rows) == 2
-    with pytest.raises(ValueError):
-        sweep(make, [], work=lambda n: n)
 
 
-def test_sweep_plots_dash_recorded_series():
-    fig, ax = plot_sweeps(
-        {"CPU (live)": ([1, 2], [3, 4]), "GPU (recorded)": ([1, 2], [5, 6])}, "n", "GFLOP/s"
-    )
-    styles = [line.get_linestyle() for line in ax.get_lines()]
-    assert styles == ["-", "--"]
+def test_sweep_plots_draw_one_line_per_series():
+    fig, ax = plot_sweeps({"CPU": ([1, 2], [3, 4]), "GPU": ([1, 2], [5, 6])}, "n", "GFLOP/s")
+    assert [list(line.get_ydata()) for line in ax.get_lines()] == [[3, 4], [5, 6]]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["CPU", "GPU"]
     plt.close(fig)
-    with pytest.raises(ValueError):
-        plot_sweeps({}, "x", "y")
-    with pytest.raises(ValueError):
-        plot_sweeps({"a": ([1], [1, 2])}, "x", "y")
 
 
 def test_roofline_ceilings_meet_at_the_ridge():
@@ -73,8 +54,6 @@ def test_roofline_ceilings_meet_at_the_ridge():
     xs, ys = ax.get_lines()[0].get_data()
     assert max(ys) == pytest.approx(100.0) and ys[0] == pytest.approx(xs[0] * 10.0, rel=1e-5)
     plt.close(fig)
-    with pytest.raises(ValueError):
-        plot_roofline({"op": (1.0, 1.0)}, 0.0, 1.0)
 
 
 def test_progress_line_comes_and_goes_without_leaving_output():
@@ -112,11 +91,3 @@ def test_progress_line_comes_and_goes_without_leaving_output():
 def test_progress_prints_nothing_outside_ipython(capsys):
     sweep(lambda n: lambda: None, [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=0.0)
     assert capsys.readouterr().out == ""
-
-
-@pytest.mark.parametrize("bad", [float("inf"), float("nan"), -1.0, 0.0])
-def test_time_call_and_sweep_reject_a_non_finite_or_non_positive_min_run_time(bad):
-    with pytest.raises(ValueError, match="min_run_time"):
-        time_call(lambda: None, min_run_time=bad)
-    with pytest.raises(ValueError, match="min_run_time"):
-        sweep(lambda n: lambda: None, [1], work=lambda n: 1.0, min_run_time=bad)

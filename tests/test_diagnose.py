@@ -1,4 +1,4 @@
-"""helpers.diagnose and ``python -m helpers.fingerprint``: fingerprints, their diffs, first_divergence."""
+"""helpers.fingerprint (the function and ``python -m helpers.fingerprint``) and helpers.diagnose."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import copy
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,27 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn as nn
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import helpers
 from helpers.devices import RESULT_ENV_VARS
-from helpers.diagnose import Divergence, diff_fingerprints, fingerprint, first_divergence
-from tests.bad_inputs import (
-    Case,
-    anything_but,
-    assert_clear_error,
-    bad_real,
-    case_params,
-    check_case,
-    non_dense_tensor,
-)
+from helpers.diagnose import Divergence, first_divergence
+from helpers.fingerprint import diff_fingerprints, fingerprint, main
 
-EXAMPLES = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
-)
 SRC = Path(helpers.__file__).resolve().parent.parent
-
 
 # ============================================================================ fingerprint
 
@@ -56,13 +43,6 @@ def test_fingerprint_is_flat_json_with_the_documented_keys():
     assert record["torch"] == torch.__version__
     assert record["threads.intra_op"] == torch.get_num_threads()
     assert any(k.startswith(("precision.fp32_precision", "precision.allow_tf32")) for k in record)
-
-
-def test_the_function_lives_in_diagnose_and_the_command_line_in_fingerprint():
-    import helpers.fingerprint as cli
-
-    assert helpers.fingerprint is cli and callable(cli.main)
-    assert helpers.diagnose.fingerprint()["torch"] == torch.__version__
 
 
 def _changed_keys(change, restore) -> set[str]:
@@ -124,6 +104,61 @@ def test_fingerprint_follows_result_changing_environment_variables(name, monkeyp
     assert diff_fingerprints(before, after).rows == [[f"env.{name}", None, "3"]]
 
 
+NEW_KEYS = [
+    "numpy", "nvidia_driver", "backends.cudnn.enabled", "backends.mkldnn.enabled", "backends.cuda.flash_sdp",
+    "backends.cuda.mem_efficient_sdp", "backends.cuda.math_sdp", "backends.cuda.cudnn_sdp",
+    "backends.cuda.fp16_bf16_reduction_math_sdp", "backends.cuda.preferred_blas_library",
+    "backends.cuda.preferred_linalg_library", "backends.mha.fastpath", "backends.opt_einsum.enabled",
+    "backends.opt_einsum.strategy", "env.MKL_ENABLE_INSTRUCTIONS", "env.TORCH_BLAS_PREFER_CUBLASLT",
+]
+
+
+def test_fingerprint_records_the_kernel_switches_and_more_versions():
+    import numpy
+
+    record = fingerprint()
+    missing = [k for k in NEW_KEYS if k not in record]
+    assert not missing
+    assert record["numpy"] == numpy.__version__
+    if hasattr(torch.backends.mkldnn, "deterministic"):
+        assert record["backends.mkldnn.deterministic"] == torch.backends.mkldnn.deterministic
+    assert "MKL_ENABLE_INSTRUCTIONS" not in RESULT_ENV_VARS  # the fingerprint's own list only
+    assert "TORCH_BLAS_PREFER_CUBLASLT" not in RESULT_ENV_VARS
+    if not torch.cuda.is_available():
+        assert record["nvidia_driver"] is None
+
+
+@pytest.mark.parametrize(
+    "key, get, set_",
+    [
+        (
+            "backends.mha.fastpath",
+            torch.backends.mha.get_fastpath_enabled,
+            torch.backends.mha.set_fastpath_enabled,
+        ),
+        ("backends.cuda.math_sdp", torch.backends.cuda.math_sdp_enabled, torch.backends.cuda.enable_math_sdp),
+        ("backends.cuda.flash_sdp", torch.backends.cuda.flash_sdp_enabled,
+         torch.backends.cuda.enable_flash_sdp),
+        (
+            "backends.mkldnn.enabled",
+            lambda: torch.backends.mkldnn.enabled,
+            lambda v: setattr(torch.backends.mkldnn, "enabled", v),
+        ),
+    ],
+)
+def test_fingerprint_follows_the_kernel_switches(key, get, set_):
+    old = get()
+    assert _changed_keys(lambda: set_(not old), lambda: set_(old)) == {key}
+
+
+@pytest.mark.parametrize("name", ["MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT"])
+def test_fingerprint_follows_its_own_environment_variables(name, monkeypatch):
+    monkeypatch.delenv(name, raising=False)
+    before = fingerprint()
+    monkeypatch.setenv(name, "1")
+    assert {row[0] for row in diff_fingerprints(before, fingerprint()).rows} == {f"env.{name}"}
+
+
 # ============================================================================ diff_fingerprints
 
 
@@ -146,92 +181,67 @@ def test_diff_tells_true_from_one_and_none_from_a_string():
     assert [row[0] for row in rows] == ["x", "y"]
 
 
-NOT_SCALARS = st.one_of(
-    st.lists(st.integers(), max_size=2),
-    st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
-    st.sampled_from([math.nan, math.inf, -math.inf, object(), b"x", (1,), torch.tensor(1.0), torch.float32]),
-)
-BAD_FINGERPRINTS = st.one_of(
-    anything_but(dict).filter(lambda v: not isinstance(v, dict)),
-    st.builds(lambda v: {"torch": "2.13", "cpu": v}, NOT_SCALARS),
-    st.builds(lambda k: {"torch": "2.13", k: "x"}, st.one_of(st.integers(), st.none(), st.just(("a",)))),
-)
+BAD_FINGERPRINTS = {  # a and b, the error, and a fragment of the message
+    "not a dict": (["torch"], {}, TypeError, "a must be a dict of settings"),
+    "a key not a str": ({"torch": "2.13"}, {1: "x"}, TypeError, "b has a key that is not a str: 1"),
+    "a list value": ({"torch": [2]}, {}, TypeError, "a['torch'] must be a str, int, float, bool or None"),
+    "a NaN": ({}, {"x": math.nan}, ValueError, "b['x'] must be a finite number"),
+}
 
 
-@pytest.mark.parametrize("side", ["a", "b"])
-@given(bad=BAD_FINGERPRINTS)
-@EXAMPLES
-def test_a_bad_fingerprint_gets_a_clear_error_naming_its_side(side, bad):
-    args = {"a": {"torch": "2.13"}, "b": {"torch": "2.13"}, side: bad}
-    error = assert_clear_error(lambda: diff_fingerprints(**args), side)
-    assert str(error).startswith((f"{side} ", f"{side}[")), str(error)
+@pytest.mark.parametrize("a, b, error, fragment", BAD_FINGERPRINTS.values(), ids=BAD_FINGERPRINTS)
+def test_a_bad_fingerprint_gets_a_clear_error_naming_its_side(a, b, error, fragment):
+    with pytest.raises(error, match=re.escape(fragment)):
+        diff_fingerprints(a, b)
 
 
 # ============================================================================ the command line
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+def test_the_command_line_prints_records_and_compares(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main([]) == 0
+    shown = capsys.readouterr()
+    assert "threads.intra_op" in shown.out and shown.err == ""
+    assert main(["--json", "-"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record == json.loads(json.dumps(fingerprint()))
+    assert main(["--json", "f.json"]) == 0 and capsys.readouterr().out == ""
+    assert json.loads(Path("f.json").read_text()) == record
+    Path("g.json").write_text(json.dumps({**record, "env.MKL_CBWR": "AUTO"}))
+    assert main(["--diff", "f.json", "f.json"]) == 0 and "agree" in capsys.readouterr().out
+    assert main(["--diff", "f.json", "g.json"]) == 1
+    differ = capsys.readouterr().out
+    assert "env.MKL_CBWR" in differ and "AUTO" in differ
 
 
-# Runs ``python -m helpers.fingerprint ARGS`` for each ARGS in one interpreter, as ``-m`` does (runpy),
-# so that torch is imported once; prints [exit status, stdout, stderr] for each.
-_DRIVER = """
-import contextlib, io, json, runpy, sys
-results = []
-for argv in json.loads(sys.argv[1]):
-    sys.argv = ["helpers.fingerprint", *argv]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            runpy.run_module("helpers.fingerprint", run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as exit:
-            code = exit.code
-    results.append([code, out.getvalue(), err.getvalue()])
-print(json.dumps(results))
-"""
+BAD_FILES = {  # the file's content (None: no file), and a fragment of the message
+    "missing": (None, "no such file"),
+    "not JSON": ("{not json", "not valid JSON"),
+    "not an object": ("[1, 2]", "not an object of settings"),
+    "a value not a scalar": ('{"torch": [2]}', "a['torch']"),
+}
 
 
-def _cli_runs(*argvs: list[str], cwd: Path) -> list[tuple[int, str, str]]:
-    done = subprocess.run(
-        [sys.executable, "-c", _DRIVER, json.dumps(argvs)],
-        cwd=cwd, env=_env(), capture_output=True, text=True,
-    )
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return [tuple(r) for r in json.loads(done.stdout)]
+@pytest.mark.parametrize("content, fragment", BAD_FILES.values(), ids=BAD_FILES)
+def test_the_command_line_names_what_is_wrong_with_a_file(content, fragment, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("ok.json").write_text('{"torch": "2.13"}')
+    if content is not None:
+        Path("bad.json").write_text(content)
+    assert main(["--diff", "bad.json", "ok.json"]) == 2
+    error = capsys.readouterr().err
+    assert fragment in error and "Traceback" not in error
 
 
-def test_cli(tmp_path):
+def test_python_m_helpers_fingerprint_runs_silently(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         [sys.executable, "-m", "helpers.fingerprint", "--json", "f.json"],
-        cwd=tmp_path, env=_env(), capture_output=True, text=True,
+        cwd=tmp_path, env=env, capture_output=True, text=True,
     )
-    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
-    record = json.loads((tmp_path / "f.json").read_text())
-    assert record["torch"] == torch.__version__
-    (tmp_path / "g.json").write_text(json.dumps({**record, "env.MKL_CBWR": "AUTO"}))
-    (tmp_path / "ok.json").write_text(json.dumps({"torch": "2.13"}))
-    bad = {  # the message expected, and the file's content (None: no file)
-        "no such file": None,
-        "not valid JSON": "{not json",
-        "not an object": "[1, 2]",
-        "a['torch']": '{"torch": [2]}',
-    }
-    for i, content in enumerate(bad.values()):
-        if content is not None:
-            (tmp_path / f"bad{i}.json").write_text(content)
-    same, differ, shown, to_stdout, *malformed = _cli_runs(
-        ["--diff", "f.json", "f.json"], ["--diff", "f.json", "g.json"], [], ["--json", "-"],
-        *[["--diff", f"bad{i}.json", "ok.json"] for i in range(len(bad))],
-        cwd=tmp_path,
-    )
-    assert same[0] == 0 and "agree" in same[1]
-    assert differ[0] == 1 and "env.MKL_CBWR" in differ[1] and "AUTO" in differ[1]
-    assert shown[0] == 0 and "threads.intra_op" in shown[1] and shown[2] == ""
-    assert to_stdout[0] == 0 and json.loads(to_stdout[1]) == record
-    for (code, out, err), message in zip(malformed, bad, strict=True):
-        assert code == 2 and message in err and "Traceback" not in err, (message, err)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""  # no warning from runpy either
+    assert json.loads((tmp_path / "f.json").read_text())["torch"] == torch.__version__
 
 
 # ============================================================================ first_divergence
@@ -392,14 +402,6 @@ def test_inputs_are_moved_to_each_models_dtype_and_may_be_a_tuple():
     assert first_divergence(a, copy.deepcopy(a), [x.double(), y]).module is None
 
 
-def test_models_with_different_structure_are_refused_naming_the_module():
-    a = _mlp()
-    b = nn.Sequential(nn.Linear(32, 64), nn.LayerNorm(64), nn.ReLU(), nn.Linear(64, 10))
-    error = assert_clear_error(lambda: first_divergence(a, b, X_MLP), "'4'")
-    assert "model_a" in str(error) and "model_b" in str(error)
-    error = assert_clear_error(lambda: first_divergence(b, a, X_MLP), "'4'")
-
-
 class _Branchy(nn.Module):
     """One ReLU used twice, and a branch that depends on a flag."""
 
@@ -412,57 +414,62 @@ class _Branchy(nn.Module):
         return x if self.skip else self.act(self.fc2(x))
 
 
-def test_a_module_called_twice_gets_a_row_per_call_and_a_different_path_is_refused():
+def test_a_module_called_twice_gets_a_row_per_call():
     torch.manual_seed(0)
     a = _Branchy()
-    x = torch.randn(3, 4)
-    names = [row[0] for row in first_divergence(a, copy.deepcopy(a), x).table.rows]
+    names = [row[0] for row in first_divergence(a, copy.deepcopy(a), torch.randn(3, 4)).table.rows]
     assert names == ["fc1", "act", "fc2", "act (call 2)", "(model)"]
+
+
+def _shorter() -> nn.Module:
+    return nn.Sequential(nn.Linear(32, 64), nn.LayerNorm(64), nn.ReLU(), nn.Linear(64, 10))
+
+
+def _on_two_paths() -> tuple[nn.Module, nn.Module]:
+    torch.manual_seed(0)
+    a = _Branchy()
     b = copy.deepcopy(a)
     b.skip = True
-    assert_clear_error(lambda: first_divergence(a, b, x), "ran different modules")
+    return a, b
 
 
-def _valid() -> dict:
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
-    return {"model_a": model, "model_b": copy.deepcopy(model), "inputs": torch.randn(2, 4)}
+def _mlps() -> tuple[nn.Module, nn.Module]:
+    return _mlp(), _mlp()
 
 
-BAD_INPUTS = st.one_of(
-    anything_but(torch.Tensor),
-    st.just(()),
-    st.tuples(st.just(torch.randn(2, 4)), st.sampled_from([None, 1.0, "x", [1.0]])),
-    non_dense_tensor((2, 4)),
-)
-CASES = [
-    Case(
-        first_divergence,
-        _valid,
-        {
-            "model_a": anything_but(nn.Module),
-            "model_b": anything_but(nn.Module),
-            "inputs": BAD_INPUTS,
-            "rtol_safety": bad_real(positive=True),
-            "atol": bad_real(min=0.0).filter(lambda v: v is not None),
-            "amplification": bad_real(min=0.0),
-        },
-    )
-]
+BAD_INPUTS = {  # a call, the error it must raise, and a fragment of the message
+    "model_a not a module": (lambda: first_divergence("model", _mlp(), X_MLP), TypeError,
+                             "model_a must be a torch.nn.Module"),
+    "model_b not a module": (lambda: first_divergence(_mlp(), None, X_MLP), TypeError,
+                             "model_b must be a torch.nn.Module"),
+    "inputs a number": (lambda: first_divergence(*_mlps(), 1.0), TypeError,
+                        "inputs must be a tensor or a tuple of tensors"),
+    "inputs holding a number": (lambda: first_divergence(*_mlps(), (X_MLP, 1.0)), TypeError,
+                                "inputs[1] must be a tensor"),
+    "inputs empty": (lambda: first_divergence(*_mlps(), ()), ValueError, "inputs is an empty tuple"),
+    "rtol_safety zero": (lambda: first_divergence(*_mlps(), X_MLP, rtol_safety=0), ValueError,
+                         "rtol_safety must be a finite number above 0"),
+    "atol negative": (lambda: first_divergence(*_mlps(), X_MLP, atol=-1e-6), ValueError,
+                      "atol must be a finite number at least 0"),
+    "amplification NaN": (lambda: first_divergence(*_mlps(), X_MLP, amplification=math.nan), ValueError,
+                          "amplification must be a finite number"),
+    "amplification a str": (lambda: first_divergence(*_mlps(), X_MLP, amplification="2"), TypeError,
+                            "amplification must be a real number"),
+    "a module model_b lacks": (lambda: first_divergence(_mlp(), _shorter(), X_MLP), ValueError,
+                               "model_a has the module '4', which model_b lacks"),
+    "a module model_a lacks": (lambda: first_divergence(_shorter(), _mlp(), X_MLP), ValueError,
+                               "model_b has the module '4', which model_a lacks"),
+    "another path through the model": (lambda: first_divergence(*_on_two_paths(), torch.randn(3, 4)),
+                                       ValueError, "ran different modules: call 3"),
+}
 
 
-def test_the_valid_call_works():
-    assert first_divergence(**_valid()).module is None
+@pytest.mark.parametrize("call, error, fragment", BAD_INPUTS.values(), ids=BAD_INPUTS)
+def test_bad_input_gets_a_clear_error(call, error, fragment):
+    with pytest.raises(error, match=re.escape(fragment)):
+        call()
 
 
-@pytest.mark.parametrize("case, param", case_params(CASES))
-@given(data=st.data())
-@EXAMPLES
-def test_bad_input_gets_a_clear_error(case, param, data):
-    check_case(case, param, data)
-
-
-# ---------------------------------------------------------------- review fixes: first_divergence
 
 
 class _DoublesInPlace(nn.Module):
@@ -676,60 +683,3 @@ def test_softmax_without_a_dim_uses_the_legacy_dim(shape, k):
         warnings.simplefilter("ignore")  # "Implicit dimension choice for softmax has been deprecated"
         found = first_divergence(model, copy.deepcopy(model), torch.randn(shape))
     assert found.table.rows[1][1] == "Softmax" and found.table.rows[1][3] == k
-
-
-# ---------------------------------------------------------------- review fixes: fingerprint
-
-NEW_KEYS = [
-    "numpy", "nvidia_driver", "backends.cudnn.enabled", "backends.mkldnn.enabled", "backends.cuda.flash_sdp",
-    "backends.cuda.mem_efficient_sdp", "backends.cuda.math_sdp", "backends.cuda.cudnn_sdp",
-    "backends.cuda.fp16_bf16_reduction_math_sdp", "backends.cuda.preferred_blas_library",
-    "backends.cuda.preferred_linalg_library", "backends.mha.fastpath", "backends.opt_einsum.enabled",
-    "backends.opt_einsum.strategy", "env.MKL_ENABLE_INSTRUCTIONS", "env.TORCH_BLAS_PREFER_CUBLASLT",
-]
-
-
-def test_fingerprint_records_the_kernel_switches_and_more_versions():
-    import numpy
-
-    record = fingerprint()
-    missing = [k for k in NEW_KEYS if k not in record]
-    assert not missing
-    assert record["numpy"] == numpy.__version__
-    if hasattr(torch.backends.mkldnn, "deterministic"):
-        assert record["backends.mkldnn.deterministic"] == torch.backends.mkldnn.deterministic
-    assert "MKL_ENABLE_INSTRUCTIONS" not in RESULT_ENV_VARS  # the fingerprint's own list only
-    assert "TORCH_BLAS_PREFER_CUBLASLT" not in RESULT_ENV_VARS
-    if not torch.cuda.is_available():
-        assert record["nvidia_driver"] is None
-
-
-@pytest.mark.parametrize(
-    "key, get, set_",
-    [
-        (
-            "backends.mha.fastpath",
-            torch.backends.mha.get_fastpath_enabled,
-            torch.backends.mha.set_fastpath_enabled,
-        ),
-        ("backends.cuda.math_sdp", torch.backends.cuda.math_sdp_enabled, torch.backends.cuda.enable_math_sdp),
-        ("backends.cuda.flash_sdp", torch.backends.cuda.flash_sdp_enabled,
-         torch.backends.cuda.enable_flash_sdp),
-        (
-            "backends.mkldnn.enabled",
-            lambda: torch.backends.mkldnn.enabled,
-            lambda v: setattr(torch.backends.mkldnn, "enabled", v),
-        ),
-    ],
-)
-def test_fingerprint_follows_the_kernel_switches(key, get, set_):
-    old = get()
-    assert _changed_keys(lambda: set_(not old), lambda: set_(old)) == {key}
-
-
-@pytest.mark.parametrize("name", ["MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT"])
-def test_fingerprint_follows_its_own_environment_variables(name, monkeypatch):
-    monkeypatch.delenv(name, raising=False)
-    before = fingerprint()
-    monkeypatch.setenv(name, "1")
-    assert {row[0] for row in diff_fingerprints(before, fingerprint()).rows} == {f"env.{name}"}

@@ -6,7 +6,6 @@ from helpers import check
 from helpers.exercises import batch_invariance_failures
 from helpers.exercises.lesson02 import integer_sums_by_threads
 
-
 RIGHT = {
     "02.1": 20,
     "02.2": [0, 2, 1],

@@ -61,7 +61,8 @@ def _replace(model, path):
 
 def _lstrip(model, path):
     state = _read(path, map_location="cpu")
-    model.load_state_dict({k.lstrip("module.").lstrip("_orig_mod."): v for k, v in state.items()})
+    # the mistake this wrong answer makes: lstrip strips any leading run of these characters, not a prefix
+    model.load_state_dict({k.lstrip("module.").lstrip("_origmd."): v for k, v in state.items()})
     return model
 
 
@@ -171,7 +172,7 @@ def test_07_4_gpu_cases_ask_for_a_gpu_this_machine_lacks():
         assert len(on_gpu) == 3
         for path in on_gpu:
             tags = []
-            torch.load(path, map_location=lambda storage, tag: tags.append(tag) or storage)
+            torch.load(path, map_location=lambda storage, tag, tags=tags: tags.append(tag) or storage)
             assert tags and set(tags) == {expected}
             with pytest.raises(RuntimeError, match="map_location"):
                 torch.load(path)

@@ -106,7 +106,8 @@ def test_10_4_restores_threads_and_rng_and_leaves_its_models_alone():
 
 def test_10_4_accepts_other_sound_styles():
     # scale from the float64 output (the model is a copy), a worst-case gamma_K, and a K from the first layer
-    # alone: the last passes because a 0.1% bug is hundreds of times the rounding errors (the solution says so)
+    # alone: the last passes because a 0.1% bug is hundreds of times the rounding errors (the solution
+    # says so)
     def from_float64(model, x):
         from helpers.compare import reduction_tolerances
 

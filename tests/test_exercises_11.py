@@ -171,10 +171,12 @@ def _epoch_in_the_seed(dataset, rank, world_size, epoch, seed):
 
 def _by_hand(dataset, rank, world_size, epoch, seed):
     # its own permutation, padded and split by rank, without DistributedSampler
-    order = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(seed * 100_003 + epoch)).tolist()
+    permutation_generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
+    order = torch.randperm(len(dataset), generator=permutation_generator).tolist()
     order += order[: (-len(order)) % world_size]
     generator = torch.Generator().manual_seed(seed * world_size + rank)
-    return DataLoader(torch.utils.data.Subset(dataset, order[rank::world_size]), batch_size=2, generator=generator)
+    subset = torch.utils.data.Subset(dataset, order[rank::world_size])
+    return DataLoader(subset, batch_size=2, generator=generator)
 
 
 def _unbatched(dataset, rank, world_size, epoch, seed):

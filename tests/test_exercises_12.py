@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 
-import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from helpers import capstone, check
-from tests.bad_inputs import ANYTHING
 
 C = capstone.Config("C", threads=8, bf16=True, from_checkpoint=True, data_seed=1)
 RIGHT = {
@@ -34,8 +29,8 @@ def _raises(seed):
 
 
 WRONG = {
-    "12.1": ["SumPerBag", "Standardise", "Linear", "Pool", "EMBED.0", "embed.0", "head", "drop", "standardise",
-             "pooling", 4, ""],
+    "12.1": ["SumPerBag", "Standardise", "Linear", "Pool", "EMBED.0", "embed.0", "head", "drop",
+             "standardise", "pooling", 4, ""],
     "12.2": [
         lambda seed: capstone.NoisyBags(),  # the global generator
         _reseeding,  # same data, but moves the global generator
@@ -83,7 +78,8 @@ def test_checker_1_names_classes_and_case_without_listing_the_modules():
 def test_checker_4_trains_other_thread_counts_under_deterministic_mode():
     verdict = check("12.4", dataclasses.replace(RIGHT["12.4"], threads=2))
     assert verdict.ok is False
-    assert "matches on this machine, but nothing promises it" in verdict.message or "bits differ here" in verdict.message
+    message = verdict.message
+    assert "matches on this machine, but nothing promises it" in message or "bits differ here" in message
 
 
 def test_wrong_answers_do_not_give_the_answer_away():
@@ -101,25 +97,3 @@ def test_checker_2_leaves_the_global_generator_alone():
     for answer in (RIGHT["12.2"], _reseeding, lambda seed: capstone.NoisyBags()):
         check("12.2", answer)
     assert torch.equal(torch.get_rng_state(), state)
-
-
-MALFORMED = st.one_of(
-    ANYTHING,
-    st.just(float("nan")),
-    st.integers(min_value=2**64, max_value=2**200),
-    st.builds(lambda v: (lambda *a, **k: v), ANYTHING),  # a function returning anything
-    st.just(_raises),
-    st.just(torch.empty((), device="meta")),
-)
-
-
-@pytest.mark.parametrize("exercise", sorted(RIGHT))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(answer=MALFORMED)
-def test_checkers_never_raise_on_malformed_answers(exercise, answer):
-    verdict = check(exercise, answer)
-    if answer is None:
-        assert verdict.ok is None
-    else:
-        assert verdict.ok is False and len(verdict.message) > 20
-        assert "could not be checked" not in verdict.message  # the checker itself foresaw it

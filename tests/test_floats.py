@@ -76,12 +76,6 @@ def test_anatomy_accepts_a_one_element_tensor_and_renders():
     assert "mantissa" in str(a) and "<table>" in a._repr_html_()
 
 
-@pytest.mark.parametrize("bad, error", [("0.1", TypeError), (True, TypeError), (torch.ones(2), ValueError)])
-def test_anatomy_rejects_bad_values(bad, error):
-    with pytest.raises(error):
-        float_anatomy(bad)
-
-
 def test_anatomy_takes_an_int_exactly_not_through_float64():
     # float(2**80 + 2**56 + 1) is 2**80 (float64 keeps 53 bits), an exact float32 value: rounding the
     # int through float64 would give 2**80; rounded once, 2**56 + 1 is past half an ULP (2**56) of 2**80
@@ -93,13 +87,6 @@ def test_anatomy_takes_an_int_exactly_not_through_float64():
     huge = float_anatomy(10**400)  # beyond float64's range, so float() would raise OverflowError
     assert huge.kind == "inf" and huge.rounding_error == math.inf
     assert float_anatomy(-(10**400)).stored == -math.inf
-    with pytest.raises(TypeError):
-        float_anatomy(torch.tensor(True))
-
-
-def test_anatomy_rejects_integer_dtypes():
-    with pytest.raises(TypeError, match="not supported"):
-        float_anatomy(1.0, torch.int32)
 
 
 def test_anatomy_rounds_once_where_a_conversion_through_float32_rounds_twice():
@@ -145,12 +132,6 @@ def test_round_to_nearest_edges():
     assert round_to_nearest(Fraction(3, 2**151), torch.float32) == 2.0**-149
     assert math.copysign(1, round_to_nearest(-0.0)) == -1 and round_to_nearest(0) == 0.0
     assert math.isnan(round_to_nearest(math.nan)) and round_to_nearest(-math.inf) == -math.inf
-    with pytest.raises(TypeError):
-        round_to_nearest("1.0")
-    with pytest.raises(TypeError):
-        round_to_nearest(True)
-    with pytest.raises(TypeError, match="not supported"):
-        round_to_nearest(1.0, torch.int32)
 
 
 @given(finite32, finite32)
@@ -184,10 +165,6 @@ def test_correctly_rounded_float32_flags_values_next_to_a_midpoint():
     assert rounded[:5].tolist() == [1.0, 1 + 2**-23, 1 + 2**-23, 1.0, 3.0]
     assert certain.tolist() == [False, False, True, True, True, False]
     assert correctly_rounded_float32(approx, margin=0)[1].tolist()[:2] == [False, True]
-    with pytest.raises(TypeError, match="float64"):
-        correctly_rounded_float32(approx.float())
-    with pytest.raises(ValueError, match="margin"):
-        correctly_rounded_float32(approx, margin=-1)
 
 
 @given(st.floats(min_value=-1e30, max_value=1e30, allow_nan=False), st.integers(min_value=-4, max_value=4))
@@ -208,8 +185,6 @@ def test_random_float32_uses_every_bit_and_repeats():
     assert exponents.min().item() == -30 and exponents.max().item() == 30
     assert 0.45 < (x < 0).float().mean().item() < 0.55
     assert 0.45 < (x.view(torch.int32) & 1).float().mean().item() < 0.55  # the last mantissa bit is random
-    with pytest.raises(ValueError, match="exponents"):
-        random_float32((3,), exponents=(-200, 0))
 
 
 def test_the_uniform_values_random_float32_replaces_sit_on_a_coarse_grid():
@@ -228,11 +203,9 @@ def test_two_sum_recovers_what_rounding_lost(a, b):
     assert (err.item() == 0) == (Fraction(s.item()) == Fraction(a) + Fraction(b))
 
 
-def test_two_sum_in_float32_and_bad_input():
+def test_two_sum_in_float32():
     s, err = two_sum(torch.tensor([2.0**24]), torch.tensor([1.0]))
     assert s.item() == 2.0**24 and err.item() == 1.0
-    with pytest.raises(TypeError, match="one dtype"):
-        two_sum(torch.ones(1), torch.ones(1, dtype=torch.float64))
 
 
 # --- ulp and ulp_distance ----------------------------------------------------------------------
@@ -277,19 +250,6 @@ def test_ulp_distance_in_each_dtype(dtype):
     assert ulp_distance(one, nxt).tolist() == [1, 1, 1]
 
 
-def test_ulp_distance_rejects_bad_input():
-    with pytest.raises(TypeError, match="one dtype"):
-        ulp_distance(torch.ones(2), torch.ones(2, dtype=torch.float64))
-    with pytest.raises(ValueError, match="shape"):
-        ulp_distance(torch.ones(2), torch.ones(3))
-    with pytest.raises(ValueError, match="NaN"):
-        ulp_distance(torch.tensor([math.nan]), torch.tensor([1.0]))
-    with pytest.raises(TypeError, match="torch.Tensor"):
-        ulp_distance([1.0], torch.ones(1))
-    with pytest.raises(TypeError, match="not supported"):
-        ulp(torch.ones(2, dtype=torch.int64))
-
-
 # --- round_mantissa ----------------------------------------------------------------------------
 
 
@@ -300,7 +260,7 @@ def test_round_mantissa_to_7_bits_is_bfloat16(values):
 
 
 @given(st.lists(finite32, min_size=1, max_size=20), st.integers(min_value=0, max_value=23))
-@settings(max_examples=200)
+@settings(max_examples=100)
 def test_round_mantissa_is_nearest_and_idempotent(values, bits):
     x = torch.tensor(values, dtype=torch.float32)
     r = round_mantissa(x, bits)
@@ -321,15 +281,9 @@ def test_round_mantissa_ties_go_to_even_and_specials_pass_through():
     assert math.isnan(r[4].item())
 
 
-def test_round_mantissa_keeps_shape_and_rejects_bad_input():
-    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0)).t()  # non-contiguous
-    assert round_mantissa(x, 10).shape == (4, 3)
-    with pytest.raises(TypeError, match="float32"):
-        round_mantissa(x.double(), 10)
-    with pytest.raises(ValueError, match="between 0 and 23"):
-        round_mantissa(x, 24)
-    with pytest.raises(TypeError, match="int"):
-        round_mantissa(x, 10.0)
+def test_round_mantissa_keeps_the_shape_of_a_non_contiguous_tensor():
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0)).t()
+    assert torch.equal(round_mantissa(x, 10), round_mantissa(x.contiguous(), 10))
 
 
 # --- summation orders --------------------------------------------------------------------------
@@ -381,23 +335,6 @@ def test_sums_keep_dtype_and_reduce_the_last_dimension(dtype):
     assert sum_exact(x).dtype == torch.float64
 
 
-@pytest.mark.parametrize("f", [sum_sequential, sum_pairwise, sum_kahan, sum_exact])
-def test_sums_reject_bad_input(f):
-    with pytest.raises(ValueError, match="nothing to sum"):
-        f(torch.ones(0))
-    with pytest.raises(ValueError, match="nothing to sum"):
-        f(torch.tensor(1.0))
-    with pytest.raises(TypeError):
-        f(torch.ones(3, dtype=torch.int32))
-    with pytest.raises(TypeError):
-        f([1.0, 2.0])
-
-
-def test_sum_exact_rejects_non_finite():
-    with pytest.raises(ValueError, match="finite"):
-        sum_exact(torch.tensor([1.0, math.inf]))
-
-
 def test_round_mantissa_ties_away_reproduces_the_tf32_report():
     # 1024.5 is a tie at 10 bits: IEEE's ties-to-even gives 1024, the GPU's ties-away 1025
     x = torch.tensor([1024.5, -1024.5, 1 + 2**-11, 1 + 2**-12])
@@ -430,16 +367,12 @@ def test_round_to_format_matches_pytorch_conversions():
     assert round_to_format(x, "tf32")[2] == 70016.0  # TF32 keeps float32's range
     with pytest.raises(ValueError, match="unknown format"):
         round_to_format(x, "fp8")
-    with pytest.raises(TypeError, match="float32"):
-        round_to_format(x.double(), "tf32")
 
 
 def test_unit_roundoff_is_half_the_gap_above_one():
     for fmt, dtype in (("float16", torch.float16), ("bfloat16", torch.bfloat16), ("float32", torch.float32)):
         assert unit_roundoff(fmt) == torch.finfo(dtype).eps / 2
     assert unit_roundoff("tf32") == unit_roundoff("float16") == 2.0**-11
-    with pytest.raises(ValueError):
-        unit_roundoff("int8")
 
 
 def test_matmul_error_is_flat_in_k_for_rounded_inputs():
@@ -448,8 +381,6 @@ def test_matmul_error_is_flat_in_k_for_rounded_inputs():
         for k in (256, 4096):
             assert 0.5 < matmul_error(fmt, k)["rel_fro"] / unit_roundoff(fmt) < 0.7
     assert matmul_error("float32", 256)["rel_fro"] < 1e-6
-    with pytest.raises(ValueError, match="positive"):
-        matmul_error("tf32", 0)
 
 
 def test_matmul_error_depends_on_the_data_not_only_on_k():
@@ -471,8 +402,6 @@ def test_matmul_error_depends_on_the_data_not_only_on_k():
     assert errors["normal", 4096]["max_over_mean"] > 3 * errors["normal", 4096]["rel_fro"]
     with pytest.raises(ValueError, match="unknown data"):
         matmul_error("tf32", 256, data="uniform")
-    with pytest.raises(ValueError, match="k > m"):
-        matmul_error("tf32", 64, data="cancelling")
 
 
 def test_matmul_error_takes_a_rounding_function():
@@ -482,8 +411,6 @@ def test_matmul_error_takes_a_rounding_function():
     # truncating to 10 mantissa bits errs by up to a whole gap, always towards zero: larger errors
     truncated = matmul_error(lambda t: (t.view(torch.int32) & -(1 << 13)).view(torch.float32), 1024)
     assert 2 < truncated["rel_fro"] / matmul_error("tf32", 1024)["rel_fro"] < 3.5
-    with pytest.raises(TypeError, match="float32 tensor"):
-        matmul_error(lambda t: t.double(), 256)
 
 
 def test_gamma_is_defined_only_below_k_u_equal_one():
@@ -495,10 +422,6 @@ def test_gamma_is_defined_only_below_k_u_equal_one():
     for k in (2048, 4096):  # the old recipe's k u = 1 (division by zero) and k u = 2 (gamma = -2)
         with pytest.raises(ValueError, match="k \\* u < 1"):
             gamma(k, 2.0**-11)
-    with pytest.raises(ValueError):
-        gamma(-1, 2.0**-24)
-    with pytest.raises(ValueError):
-        gamma(10, 1.5)
 
 
 @pytest.mark.parametrize("k", [2048, 4096])
@@ -613,7 +536,7 @@ def test_tf32_linear_batch_dimensions_no_bias_and_inputs_without_grad():
     assert w.grad is not None and b.grad is not None
 
 
-def test_tf32_linear_errors_are_at_tf32_level_and_other_dtypes_are_refused():
+def test_tf32_linear_errors_are_at_tf32_level():
     from helpers.floats import tf32_linear
 
     x, w, b, grad = _tf32_linear_case()
@@ -623,8 +546,6 @@ def test_tf32_linear_errors_are_at_tf32_level_and_other_dtypes_are_refused():
     for got, exact in ((x.grad, x64.grad), (w.grad, w64.grad)):
         rel = ((got.double() - exact).norm() / exact.norm()).item()
         assert 2.0**-16 < rel < 2.0**-9                  # TF32's u is 2^-11: far above float32's 2^-24
-    with pytest.raises(TypeError, match="float32"):
-        tf32_linear(x.detach().double(), w.detach().double())
 
 
 # --- float64 ULP distances beyond int64, and sums whose partial sums overflow ----------------
@@ -658,7 +579,7 @@ def test_ulp_distance_narrow_dtypes_unchanged_across_signs():
 f64 = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(f64, f64), min_size=1, max_size=8))
 def test_max_ulp_distance_matches_python_int_arithmetic(pairs):
     from helpers.floats import ULP_DISTANCE_CAP, max_ulp_distance

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import OrderedDict, namedtuple
 
 import pytest
 import torch
 
-from helpers.moving import Stray, check_one_device, move, stray_tensors, tensor_places
+from helpers.moving import check_one_device, move, stray_tensors, tensor_places
 
 Pair = namedtuple("Pair", "left right")
 
@@ -43,13 +44,6 @@ def test_move_returns_a_tensor_already_in_place_itself():
     assert move(t, "cpu") is t and move([t], "cpu")[0] is t
 
 
-def test_move_rejects_nothing_to_do_and_integer_dtypes():
-    with pytest.raises(ValueError, match="device, a dtype"):
-        move(torch.ones(1))
-    with pytest.raises(ValueError, match="floating-point"):
-        move(torch.ones(1), dtype=torch.int32)
-
-
 class Leaky(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -65,6 +59,10 @@ def test_stray_tensors_names_plain_attributes_and_containers():
     assert all(s.device.type == "cpu" for s in strays) and str(strays[0]) == "offset (cpu)"
     nested = torch.nn.Sequential(Leaky())
     assert [s.name for s in stray_tensors(nested)][0] == "0.offset"
+    loop: list = [torch.ones(1)]
+    loop.append(loop)  # a list that holds itself is searched once
+    nested[0].table = loop
+    assert [s.name for s in stray_tensors(nested)] == ["0.offset", "0.table[0]"]
 
 
 def test_check_one_device_names_the_offenders():
@@ -78,15 +76,30 @@ def test_check_one_device_names_the_offenders():
     assert "linear.weight" not in message and "scale" not in message
 
 
-def test_check_one_device_on_a_clean_module_and_bad_input():
+def test_check_one_device_on_a_clean_module():
     assert check_one_device(torch.nn.Linear(2, 2).to("meta")) == torch.device("meta")
-    with pytest.raises(ValueError, match="no tensors"):
-        check_one_device(torch.nn.ReLU())
-    with pytest.raises(TypeError):
-        check_one_device(torch.ones(1))
-    with pytest.raises(TypeError):
-        stray_tensors("model")
-    assert Stray("x", torch.device("cpu")).name == "x"
+
+
+T = torch.ones(1)
+NOT_A_MODULE = "module must be a torch.nn.Module"
+ABSENT_DEVICE = "mps" if torch.cuda.is_available() else "cuda"  # a device this machine lacks
+BAD_INPUTS = {  # a call, the error it must raise, and a fragment of the message
+    "move: nothing to do": (lambda: move(T), ValueError, "give a device, a dtype, or both"),
+    "move: an integer dtype": (lambda: move(T, dtype=torch.int32), ValueError, "floating-point dtype"),
+    "move: a dtype by name": (lambda: move(T, dtype="float64"), TypeError, "dtype must be a torch.dtype"),
+    "move: an unknown device": (lambda: move(T, "gpu"), ValueError, "device is not a device torch knows"),
+    "move: a float device": (lambda: move(T, 0.5), TypeError, "device must be a str or a torch.device"),
+    "move: a device this machine lacks": (lambda: move(T, ABSENT_DEVICE), ValueError, "not available"),
+    "stray_tensors: not a module": (lambda: stray_tensors("model"), TypeError, NOT_A_MODULE),
+    "check_one_device: not a module": (lambda: check_one_device(T), TypeError, NOT_A_MODULE),
+    "check_one_device: no tensors": (lambda: check_one_device(torch.nn.ReLU()), ValueError, "no tensors"),
+}
+
+
+@pytest.mark.parametrize("call, error, fragment", BAD_INPUTS.values(), ids=BAD_INPUTS)
+def test_bad_input_gets_a_clear_error(call, error, fragment):
+    with pytest.raises(error, match=re.escape(fragment)):
+        call()
 
 
 def test_tensor_places_lists_parameters_gradients_and_buffers():
@@ -105,8 +118,6 @@ def test_tensor_places_lists_parameters_gradients_and_buffers():
     assert table.title == "t" and table.headers == ["tensor", "kind", "device", "dtype"]
     bn.double()  # Module.to converts all three kinds
     assert {r[3] for r in tensor_places(bn).rows if r[0] != "num_batches_tracked"} == {torch.float64}
-    with pytest.raises(TypeError):
-        tensor_places(torch.ones(1))
 
 
 def test_move_keeps_a_defaultdict_and_its_default_factory():

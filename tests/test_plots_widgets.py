@@ -1,4 +1,4 @@
-"""The plots draw what they claim, the widget responds, and both reject bad input."""
+"""The plots and diagrams draw what they claim, and the widgets follow their controls."""
 
 import matplotlib
 
@@ -27,20 +27,12 @@ def test_plot_sum_spread_centres_on_the_exact_sum():
     assert ax.get_xlabel() == "sum - exact, in units of 1"
     fig, ax = plot_sum_spread(sums, exact=2.0, unit=0.5, unit_name="ULPs")
     assert ax.get_xlabel() == "sum - exact, in ULPs"
-    with pytest.raises(ValueError):
-        plot_sum_spread(torch.tensor([]), 0.0, 1.0)
-    with pytest.raises(ValueError):
-        plot_sum_spread(sums, 0.0, 0.0)
 
 
 def test_plot_error_growth_pairs_bounds_with_their_method():
     fig, ax = plot_error_growth([2, 4], {"sequential": [1e-8, 2e-8]}, {"sequential bound": [1e-7, 3e-7]})
     measured, bound = ax.get_lines()
     assert measured.get_color() == bound.get_color()
-    with pytest.raises(ValueError, match="2 sizes"):
-        plot_error_growth([2, 4], {"x": [1.0]})
-    with pytest.raises(ValueError):
-        plot_error_growth([], {})
 
 
 def test_float_explorer_shows_the_chosen_value_and_dtype():
@@ -53,8 +45,6 @@ def test_float_explorer_shows_the_chosen_value_and_dtype():
     number.value = -2.0  # and the number
     assert view.value == float_anatomy(-2.0, torch.float64)._repr_html_()
     assert repr(w) == "float_explorer(value=-2.0, dtype=float64)"
-    with pytest.raises(TypeError):
-        float_explorer(1.0, torch.int8)
 
 
 def test_precision_table_reports_the_error_in_units_of_u():
@@ -78,10 +68,6 @@ def test_plot_tolerance_band_draws_the_allowed_line_and_reds_the_failures():
     assert failed.get_offsets()[0][0] == 1.0
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "run: 3 pass" in labels and "run: 1 fail" in labels
-    with pytest.raises(ValueError, match="shape"):
-        plot_tolerance_band({"run": actual[:2]}, expected, 1e-3, 1e-3)
-    with pytest.raises(ValueError, match="both 0"):
-        plot_tolerance_band({"run": actual}, expected, 0.0, 0.0)
 
 
 def test_tolerance_playground_counts_what_passes_and_follows_its_sliders():
@@ -103,15 +89,12 @@ def test_tolerance_playground_counts_what_passes_and_follows_its_sliders():
 def test_plot_accumulators_marks_where_each_accumulator_stalls():
     from helpers.plots import plot_accumulators, running_total
 
-    assert running_total(1.0, 4096, torch.float16)[-1] == 2048 and running_total(1.0, 300, torch.bfloat16)[-1] == 256
+    assert running_total(1.0, 4096, torch.float16)[-1] == 2048
+    assert running_total(1.0, 300, torch.bfloat16)[-1] == 256
     assert running_total(1.0, 4096, torch.float32)[-1] == 4096
     fig, ax = plot_accumulators(steps=4096)
     notes = [t.get_text() for t in ax.texts]
     assert notes == ["float16 stalls at 2048", "bfloat16 stalls at 256"]  # float32 does not stall by 4096
-    with pytest.raises(ValueError):
-        plot_accumulators(steps=0)
-    with pytest.raises(TypeError):
-        plot_accumulators(dtypes=[torch.int32])
 
 
 def test_plot_number_line_shows_the_gap_doubling_at_the_power_of_two():
@@ -119,11 +102,9 @@ def test_plot_number_line_shows_the_gap_doubling_at_the_power_of_two():
 
     fig, ax = plot_number_line(1.0, torch.bfloat16, 4)
     ticks = sorted(float(x) for seg in ax.collections[0].get_segments() for x in {seg[0][0]})
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    gaps = [b - a for a, b in zip(ticks[:-1], ticks[1:], strict=True)]
     assert gaps[:3] == [2**-8] * 3 and gaps[-3:] == [2**-7] * 3
     assert [t.get_text() for t in ax.texts][:2] == ["gap 0.00390625", "gap 0.0078125"]
-    with pytest.raises(ValueError, match="power of two"):
-        plot_number_line(3.0)
 
 
 def test_plot_ulp_differences_counts_the_exact_agreements():
@@ -135,8 +116,6 @@ def test_plot_ulp_differences_counts_the_exact_agreements():
     assert ax.get_title() == "3 of 4 agree bit for bit"
     heights = {round(p.get_x() + p.get_width() / 2): p.get_height() for p in ax.patches}
     assert heights == {-1: 1, 0: 3}  # a is one ULP below b once
-    with pytest.raises(TypeError):
-        plot_ulp_differences(a, b.double())
 
 
 def test_plot_speed_vs_error_draws_each_lever_and_the_budget():
@@ -145,8 +124,6 @@ def test_plot_speed_vs_error_draws_each_lever_and_the_budget():
     fig, ax = plot_speed_vs_error({"float32": (1.0, 0.0), "int8": (2.5, 1e-2)}, budget=5e-3)
     assert [t.get_text() for t in ax.texts] == ["float32", "int8"]
     assert ax.get_lines()[-1].get_ydata()[0] == 5e-3
-    with pytest.raises(ValueError):
-        plot_speed_vs_error({"x": (0.0, 1.0)})
 
 
 def test_the_ring_diagram_states_the_order_the_ring_helper_adds_in():
@@ -167,7 +144,7 @@ def test_the_ring_diagram_states_the_order_the_ring_helper_adds_in():
         assert reversed_order_differs  # these rows can tell one order from another
 
 
-def test_the_diagrams_draw_and_refuse_bad_sizes():
+def test_the_diagrams_draw_and_label_what_they_show():
     from helpers import diagrams
 
     for draw in (diagrams.draw_reduction_orders, diagrams.draw_device_move, diagrams.draw_launch_timeline):
@@ -176,10 +153,6 @@ def test_the_diagrams_draw_and_refuse_bad_sizes():
     fig, (loop, tree) = diagrams.draw_reduction_orders(8)
     assert "7 additions" in loop.get_title() and "3 levels" in tree.get_title()
     assert "not measured" in diagrams.draw_launch_timeline()[1].get_xlabel()
-    with pytest.raises(ValueError, match="power of two"):
-        diagrams.draw_reduction_orders(6)
-    with pytest.raises(ValueError):
-        diagrams.draw_ring_allreduce(1)
 
 
 def test_plot_divergence_reds_the_modules_above_their_tolerance():
@@ -200,8 +173,6 @@ def test_plot_divergence_reds_the_modules_above_their_tolerance():
     red = matplotlib.colors.to_hex("tab:red")
     assert [c == red for c in colours] == [False, False, True, False]  # only the changed layer fails
     assert ax.get_title() == f"first divergence: {found.module}"
-    with pytest.raises(TypeError):
-        plot_divergence(found.table)
 
 
 def test_the_seeding_and_checkpoint_diagrams_say_what_they_draw():
@@ -212,5 +183,3 @@ def test_the_seeding_and_checkpoint_diagrams_say_what_they_draw():
     assert text.count("worker_init_fn(") == 3 and "base_seed + 2" in text
     fig, ax = diagrams.draw_checkpoint_flow()
     assert "weights_only=True" in " ".join(t.get_text() for t in ax.texts)
-    with pytest.raises(ValueError):
-        diagrams.draw_worker_seeding(0)

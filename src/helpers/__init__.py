@@ -6,6 +6,8 @@ imports torch and numpy but not matplotlib or ipywidgets (``helpers.plots`` and
 ``helpers.widgets`` load them when used).
 """
 
+# helpers.fingerprint (fingerprint, diff_fingerprints and `python -m helpers.fingerprint`) is not
+# imported here: running a module that the package already imported makes runpy warn
 from helpers.compare import Comparison, compare, compare_named, default_tolerances, reduction_tolerances
 from helpers.devices import (
     available_devices,
@@ -14,9 +16,7 @@ from helpers.devices import (
     environment_summary,
     module_devices,
 )
-# helpers.diagnose.fingerprint() is not exported here: helpers.fingerprint is the command line
-# (python -m helpers.fingerprint), and a function of the same name would be hidden by it
-from helpers.diagnose import Divergence, diff_fingerprints, first_divergence
+from helpers.diagnose import Divergence, first_divergence
 from helpers.exercises import check
 from helpers.floats import (
     float_anatomy,
@@ -43,7 +43,6 @@ __all__ = [
     "compare",
     "compare_named",
     "default_tolerances",
-    "diff_fingerprints",
     "environment_report",
     "environment_summary",
     "first_divergence",

@@ -33,7 +33,6 @@ from collections.abc import Iterator
 import torch
 from torch import nn
 
-from helpers._validate import check_bool, check_int, check_str, describe
 from helpers.determinism import deterministic_mode
 
 __all__ = ["A", "B", "Config", "NoisyBags", "Net", "Result", "configured", "serve", "test_bags", "train"]
@@ -56,16 +55,6 @@ class Config:
     seed: int = 0                    # torch.manual_seed before the model is built
     steps: int = 40                  # training steps
 
-    def __post_init__(self) -> None:
-        check_str(self.name, "name")
-        check_int(self.threads, "threads", min=1, max=1024)
-        for flag in ("deterministic", "bf16", "from_checkpoint", "stats_as_buffers", "eval_after_load"):
-            check_bool(getattr(self, flag), flag)
-        if self.data_seed is not None:
-            check_int(self.data_seed, "data_seed", min=0, max=2**63 - 1)
-        check_int(self.seed, "seed", min=0, max=2**63 - 1)
-        check_int(self.steps, "steps", min=1, max=10_000)
-
 
 A = Config("A", threads=1)
 B = Config("B", threads=4, bf16=True, from_checkpoint=True)
@@ -78,9 +67,6 @@ class NoisyBags(torch.utils.data.Dataset):
     """
 
     def __init__(self, generator: torch.Generator | None = None, size: int = 256) -> None:
-        if generator is not None and not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator or None, got {describe(generator)}")
-        size = check_int(size, "size", min=1, max=100_000)
         clean = torch.rand(size, ITEMS, FEATURES, generator=torch.Generator().manual_seed(12))
         self.labels = (clean[..., 0] * clean[..., 1]).mean(dim=1) - clean[..., 2].mean(dim=1)
         self.items = clean + 0.1 * torch.randn(clean.shape, generator=generator)
@@ -201,8 +187,6 @@ class Result:
 
 def train(config: Config) -> Result:
     """Train :class:`Net` under ``config`` and predict :func:`test_bags` with the served model."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a helpers.capstone.Config, got {describe(config)}")
     with configured(config):
         generator = None if config.data_seed is None else torch.Generator().manual_seed(config.data_seed)
         data = NoisyBags(generator)
@@ -229,7 +213,7 @@ def _main(argv: list[str]) -> None:
     """``python -m helpers.capstone A|B OUT.json``: train one configuration, record it as JSON."""
     if len(argv) != 2 or argv[0] not in ("A", "B"):
         raise SystemExit("usage: python -m helpers.capstone A|B OUT.json")
-    from helpers.diagnose import fingerprint
+    from helpers.fingerprint import fingerprint
 
     config = {"A": A, "B": B}[argv[0]]
     initial_seed = torch.initial_seed()  # the global generator's seed before anything draws

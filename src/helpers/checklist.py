@@ -18,9 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from helpers._validate import check_bool
-
-__all__ = ["SETTINGS", "Outcome", "left_open", "run_twice"]
+__all__ = ["SETTINGS", "Outcome", "all_settings", "left_open", "run_twice"]
 
 #: The settings :func:`run_twice` takes, each with the line of a training script it stands for.
 SETTINGS: dict[str, str] = {
@@ -30,7 +28,8 @@ SETTINGS: dict[str, str] = {
     "worker_init_fn": "DataLoader(..., worker_init_fn=seed_worker)",
     "loader_generator": "DataLoader(..., generator=torch.Generator().manual_seed(0))",
     "workers": "DataLoader(..., num_workers=2) (otherwise 0: the main process loads)",
-    "same_threads": "the same thread count in both runs (otherwise the second run uses 1 thread, the first 2)",
+    "same_threads": "the same thread count in both runs "
+    "(otherwise the second run uses 1 thread, the first 2)",
     "deterministic": "torch.use_deterministic_algorithms(True)",
 }
 
@@ -141,11 +140,12 @@ class Outcome:
         return f"The two runs differ. First difference: {self.first_difference}."
 
 
-def _check_settings(settings: dict[str, object]) -> dict[str, bool]:
+def all_settings(settings: dict[str, bool]) -> dict[str, bool]:
+    """Every setting of :data:`SETTINGS`, False where ``settings`` leaves it out; a misspelt name raises."""
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
         raise TypeError(f"unknown setting {unknown[0]!r}; the settings are {', '.join(SETTINGS)}")
-    return {name: check_bool(settings.get(name, False), name) for name in SETTINGS}
+    return {name: settings.get(name, False) for name in SETTINGS}
 
 
 def left_open(**settings: bool) -> list[str]:
@@ -155,14 +155,15 @@ def left_open(**settings: bool) -> list[str]:
     ``random``, NumPy's global generator and torch with the loader's base seed plus its number);
     an empty list means nothing is left to chance or to the machine. Settings as for :func:`run_twice`.
     """
-    s = _check_settings(settings)
+    s = all_settings(settings)
     reasons = []
     if not s["torch_seed"]:
         reasons.append(
             (
                 "the initial weights and the dropout masks"
                 if s["workers"]
-                else "the initial weights, the dropout masks and the dataset's torch draws (made in the main process)"
+                else "the initial weights, the dropout masks and the dataset's torch draws "
+                "(made in the main process)"
             )
             + " come from torch's unseeded global generator"
         )
@@ -190,11 +191,8 @@ def run_twice(**settings: bool) -> Outcome:
     The first run uses 2 threads, the second 2 as well with ``same_threads``, else 1. The global
     generators, the thread count and deterministic mode are restored afterwards. Takes about a
     second (two, with workers). Introduced in lesson 05.
-
-    Raises:
-        TypeError: a keyword is not a setting, or a value is not a bool.
     """
-    s = _check_settings(settings)
+    s = all_settings(settings)
     start = time.perf_counter()
     threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     python_state, numpy_state = random.getstate(), np.random.get_state()

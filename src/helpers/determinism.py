@@ -8,7 +8,6 @@ Nothing here runs on import: a lesson calls :func:`seed_everything` where it mat
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import random
 import re
@@ -18,15 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-
-from helpers._validate import (
-    check_bool,
-    check_int,
-    check_str,
-    check_tensor,
-    checked_first,
-    describe,
-)
 
 __all__ = [
     "CUBLAS_WORKSPACE",
@@ -123,17 +113,17 @@ def deterministic_mode(
     changes if the environment holds another. Introduced in lesson 04.
 
     The arguments are checked when it is called, before the ``with`` block starts: ``TypeError``
-    unless ``warn_only`` is a bool and ``cublas_workspace_config`` a str or None, ``ValueError``
-    unless the latter has cuBLAS's form ``:SIZE:COUNT`` (one or more pairs, e.g. ``:4096:8``).
+    unless ``warn_only`` is a bool, ``ValueError`` unless ``cublas_workspace_config`` is None or a
+    str of cuBLAS's form ``:SIZE:COUNT`` (one or more pairs, e.g. ``:4096:8``).
     """
-    warn_only = check_bool(warn_only, "warn_only")
-    if cublas_workspace_config is not None:
-        check_str(cublas_workspace_config, "cublas_workspace_config")
-        if not _CUBLAS_CONFIG.fullmatch(cublas_workspace_config):
-            raise ValueError(
-                "cublas_workspace_config must have cuBLAS's form ':SIZE:COUNT' such as ':4096:8' "
-                f"(or several pairs, ':4096:2:16:8'), got {cublas_workspace_config!r}"
-            )
+    if not isinstance(warn_only, bool):
+        raise TypeError(f"warn_only must be True or False, got {warn_only!r}")
+    config = cublas_workspace_config
+    if config is not None and not (isinstance(config, str) and _CUBLAS_CONFIG.fullmatch(config)):
+        raise ValueError(
+            "cublas_workspace_config must have cuBLAS's form ':SIZE:COUNT' such as ':4096:8' "
+            f"(or several pairs, ':4096:2:16:8'), got {config!r}"
+        )
     return _deterministic_mode(warn_only, cublas_workspace_config)
 
 
@@ -172,12 +162,9 @@ def seed_worker(worker_id: int) -> None:
     Seeds Python's ``random`` and NumPy's global generator from the worker's torch seed (which the
     DataLoader derives from its ``generator``), and reseeds a ``numpy.random.Generator`` that the
     dataset keeps in an attribute ``rng``, which every worker would otherwise inherit in the same
-    state. Introduced in lesson 05.
-
-    ``worker_id`` (the worker's number, which the DataLoader passes) must be an int >= 0; the seed
-    comes from ``torch.initial_seed()``, which the DataLoader has already made distinct per worker.
+    state. The seed comes from ``torch.initial_seed()``, which the DataLoader has already made
+    distinct per worker (``worker_id`` is not needed). Introduced in lesson 05.
     """
-    check_int(worker_id, "worker_id", min=0)
     worker_seed = torch.initial_seed() % 2**32
     np.random.seed(worker_seed)
     random.seed(worker_seed)
@@ -191,214 +178,29 @@ class NoisyDataset(torch.utils.data.Dataset):
 
     Item ``i`` is ``[i, torch.rand(), numpy.random.rand(), random.random(), self.rng.random()]``,
     where ``self.rng`` is a ``numpy.random.Generator`` created (seeded) when the dataset is built.
-    It lives in the package so that DataLoader workers can import it on every platform.
-    Introduced in lesson 05.
-
-    ``length`` and ``seed`` must be ints >= 0 (``TypeError``/``ValueError`` otherwise), ``length``
-    at most ``sys.maxsize`` (``2**63 - 1``), the largest ``len()`` Python can return. An index
-    must be an int (``TypeError``); one outside ``0..length-1`` raises ``IndexError``, as for a list.
+    It lives in the package so that DataLoader workers can import it on every platform. An index
+    outside ``0..length-1`` raises ``IndexError``, as for a list. Introduced in lesson 05.
     """
 
     def __init__(self, length: int = 8, seed: int = 0) -> None:
-        self.length = check_int(length, "length", min=0, max=sys.maxsize)  # len() must fit a C ssize_t
-        self.rng = np.random.default_rng(check_int(seed, "seed", min=0))
+        self.length = length
+        self.rng = np.random.default_rng(seed)
 
     def __len__(self) -> int:
         return self.length
 
     def __getitem__(self, i: int) -> torch.Tensor:
-        i = check_int(i, "i (the index)")
         if not 0 <= i < self.length:
             raise IndexError(f"i (the index) {i} is out of range for a NoisyDataset of length {self.length}")
         values = [float(i), torch.rand(()).item(), np.random.rand(), random.random(), self.rng.random()]
         return torch.tensor(values, dtype=torch.float64)
 
 
-_MT_WORDS = 624  # the Mersenne Twister's state words, in Python's random and NumPy's legacy generator
-_NUMPY_STATE_KEYS = ("name", "keys", "pos", "has_gauss", "cached_gaussian")
-_STATE_DICT_KEYS = ("python", "numpy", "torch_cpu", "torch_cuda")
-
-
-class _MissingKeyError(KeyError, ValueError):
-    """A state dict without a key it needs: a ``KeyError`` (as before these checks), and a
-    ``ValueError`` like every other malformed RNG state."""
-
-    def __str__(self) -> str:  # KeyError's own shows the repr of its message
-        return str(self.args[0])
-
-
-def _check_keys(value: Mapping, name: str, expected: tuple[str, ...]) -> None:
-    missing = [key for key in expected if key not in value]
-    if missing:
-        raise _MissingKeyError(f"{name} is missing {', '.join(map(repr, missing))}")
-    extra = [key for key in value if key not in expected]
-    if extra:
-        raise ValueError(
-            f"{name} has unknown key(s) {', '.join(describe(k) for k in extra)}; "
-            f"expected only {', '.join(map(repr, expected))}"
-        )
-
-
-def _check_float(value: object, name: str) -> float:
-    """A finite Python float (NumPy's float64 is one), as the generators' states hold."""
-    if not isinstance(value, float):
-        raise TypeError(f"{name} must be a float, got {describe(value)}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return float(value)
-
-
-def _check_python_state(value: object, name: str, *, lists: bool = False) -> tuple:
-    """``random.getstate()``: ``(3, (624 words, position), gauss_next)``; lists too if ``lists``."""
-    kinds, what = ((tuple, list), "a tuple or list") if lists else ((tuple,), "a tuple")
-    if not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {what} as random.getstate() returns, got {describe(value)}")
-    if len(value) != 3:
-        raise ValueError(f"{name} must have 3 items (version, internal state, gauss_next), got {len(value)}")
-    version, words, gauss_next = value
-    if check_int(version, f"{name}[0]") != 3:
-        raise ValueError(f"{name}[0] (the version) must be 3, got {version}")
-    if not isinstance(words, kinds):
-        raise TypeError(f"{name}[1] must be {what} of {_MT_WORDS + 1} ints, got {describe(words)}")
-    if len(words) != _MT_WORDS + 1:
-        raise ValueError(
-            f"{name}[1] must hold {_MT_WORDS + 1} ints ({_MT_WORDS} state words and a position), "
-            f"got {len(words)}"
-        )
-    checked = [check_int(word, f"{name}[1][{i}]", min=0, max=2**32 - 1) for i, word in enumerate(words[:-1])]
-    checked.append(check_int(words[-1], f"{name}[1][{_MT_WORDS}]", min=0, max=_MT_WORDS))
-    _check_mt_not_zero(checked, f"{name}[1]")
-    if gauss_next is not None:
-        gauss_next = _check_float(gauss_next, f"{name}[2]")
-    return (3, tuple(checked), gauss_next)
-
-
-def _check_mt_not_zero(words, name: str) -> None:
-    """Refuse the one degenerate MT19937 state: all of its 19937 bits zero (the top bit of word 0
-    and words 1 to 623), from which the generator returns 0 forever (``random.random() == 0.0``).
-    No generator ever reaches it; ``random.setstate`` and ``numpy.random.set_state`` accept it."""
-    if not int(words[0]) & 0x8000_0000 and not any(int(w) for w in words[1:_MT_WORDS]):
-        raise ValueError(
-            f"{name} is an all-zero MT19937 state (the top bit of word 0 and words 1 to "
-            f"{_MT_WORDS - 1} are 0), from which the generator returns only zeros"
-        )
-
-
-def _check_numpy_keys(keys: np.ndarray, name: str) -> np.ndarray:
-    if keys.shape != (_MT_WORDS,):
-        raise ValueError(f"{name} must have shape ({_MT_WORDS},), got {keys.shape}")
-    _check_mt_not_zero(keys.tolist(), name)
-    return keys
-
-
-def _check_numpy_state(value: object, name: str) -> tuple:
-    """``numpy.random.get_state()``: ``("MT19937", keys, pos, has_gauss, cached_gaussian)``."""
-    if not isinstance(value, tuple):
-        raise TypeError(f"{name} must be a tuple as numpy.random.get_state() returns, got {describe(value)}")
-    if len(value) != 5:
-        raise ValueError(
-            f"{name} must have 5 items (name, keys, pos, has_gauss, cached_gaussian), got {len(value)}"
-        )
-    kind, keys, pos, has_gauss, cached = value
-    check_str(kind, f"{name}[0]", choices=["MT19937"])
-    if not isinstance(keys, np.ndarray) or keys.dtype != np.uint32:
-        raise TypeError(f"{name}[1] must be a NumPy array of uint32, got {describe(keys)}")
-    return (
-        kind,
-        _check_numpy_keys(keys, f"{name}[1]"),
-        check_int(pos, f"{name}[2]", min=0, max=_MT_WORDS),
-        check_int(has_gauss, f"{name}[3]", min=0, max=1),
-        _check_float(cached, f"{name}[4]"),
-    )
-
-
-def _check_numpy_state_dict(value: object, name: str) -> tuple:
-    """The ``"numpy"`` entry of :meth:`RngSnapshot.state_dict`, as NumPy's state tuple."""
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a dict, got {describe(value)}")
-    _check_keys(value, name, _NUMPY_STATE_KEYS)
-    check_str(value["name"], f"{name}['name']", choices=["MT19937"])
-    keys = check_tensor(value["keys"], f"{name}['keys']", dtypes=[torch.int64], dim=1)
-    _check_strided(keys, f"{name}['keys']")
-    if keys.device.type != "cpu":
-        raise ValueError(f"{name}['keys'] must be on the CPU, got {keys.device}")
-    if not bool(((keys >= 0) & (keys < 2**32)).all()):
-        raise ValueError(f"{name}['keys'] must hold 32-bit unsigned values (0 to 2**32 - 1)")
-    return (
-        "MT19937",
-        _check_numpy_keys(keys.numpy().astype(np.uint32), f"{name}['keys']"),
-        check_int(value["pos"], f"{name}['pos']", min=0, max=_MT_WORDS),
-        check_int(value["has_gauss"], f"{name}['has_gauss']", min=0, max=1),
-        _check_float(value["cached_gaussian"], f"{name}['cached_gaussian']"),
-    )
-
-
-def _check_strided(value: torch.Tensor, name: str) -> None:
-    """Refuse a sparse (or other non-strided) tensor: the states a generator returns are dense."""
-    if value.layout != torch.strided:
-        raise ValueError(f"{name} must be a dense tensor, as states are, not one of layout {value.layout}")
-
-
-def _check_generator_state(value: object, name: str, device: str | None) -> torch.Tensor:
-    """A generator state (a 1-D uint8 CPU tensor); with ``device``, one that device's generator takes.
-
-    The check sets it on a new generator of that device, never on the global ones.
-    """
-    check_tensor(value, name, dtypes=[torch.uint8], dim=1)
-    _check_strided(value, name)
-    if value.device.type != "cpu":
-        raise ValueError(f"{name} must be on the CPU, as generator states are, got {value.device}")
-    if device is not None:
-        try:
-            torch.Generator(device=device).set_state(value)
-        except (RuntimeError, TypeError) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ValueError(
-                f"{name} is not a state of a {device} generator ({value.numel()} bytes): {reason}"
-            ) from None
-    return value
-
-
-def _check_cuda_states(value: object, name: str, *, lists: bool = False, here: bool = True) -> tuple:
-    """One generator state per CUDA device; with ``here``, as many as this process sees, each valid."""
-    kinds, what = ((tuple, list), "a tuple or list") if lists else ((tuple,), "a tuple")
-    if not isinstance(value, kinds):
-        raise TypeError(f"{name} must be {what} of CUDA generator states, got {describe(value)}")
-    if here:
-        devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if len(value) != devices:
-            raise ValueError(
-                f"{name} holds {len(value)} CUDA generator states but this process sees "
-                f"{devices} CUDA devices"
-            )
-    return tuple(
-        _check_generator_state(state, f"{name}[{i}]", f"cuda:{i}" if here else None)
-        for i, state in enumerate(value)
-    )
-
-
-def _check_snapshot(snapshot: object, name: str, *, here: bool = True) -> RngSnapshot:
-    """Every field of an :class:`RngSnapshot`, named ``{name}.field[...]``; returns the checked copy.
-
-    ``here``: also that it holds one CUDA state per device of this process, each valid there.
-    """
-    if not isinstance(snapshot, RngSnapshot):
-        raise TypeError(f"{name} must be an RngSnapshot (from snapshot_rng()), got {describe(snapshot)}")
-    return RngSnapshot(
-        _check_python_state(snapshot.python, f"{name}.python"),
-        _check_numpy_state(snapshot.numpy, f"{name}.numpy"),
-        _check_generator_state(snapshot.torch_cpu, f"{name}.torch_cpu", "cpu"),
-        _check_cuda_states(snapshot.torch_cuda, f"{name}.torch_cuda", here=here),
-    )
-
-
 @dataclass(frozen=True)
 class RngSnapshot:
-    """The state of every generator a training run draws from. Introduced in lesson 05.
+    """The state of every generator a training run draws from, as :func:`snapshot_rng` records it.
 
-    Building one checks nothing (it is a record, as :func:`snapshot_rng` fills it); its fields are
-    checked where they are used: by :func:`restore_rng` (and :func:`resume_epoch`) before any
-    generator changes, by :meth:`state_dict` and by :meth:`from_state_dict`.
+    Introduced in lesson 05.
     """
 
     python: tuple
@@ -407,14 +209,10 @@ class RngSnapshot:
     torch_cuda: tuple[torch.Tensor, ...]
 
     def state_dict(self) -> dict[str, object]:
-        """The snapshot as tensors, ints and tuples only, so ``torch.load(weights_only=True)`` reads it.
-
-        Raises ``TypeError``/``ValueError`` naming the field (``snapshot.numpy[1]``) if one is malformed.
-        """
-        checked = _check_snapshot(self, "snapshot", here=False)
-        name, keys, pos, has_gauss, cached = checked.numpy
+        """The snapshot as tensors, ints and tuples only, so ``torch.load(weights_only=True)`` reads it."""
+        name, keys, pos, has_gauss, cached = self.numpy
         return {
-            "python": checked.python,
+            "python": self.python,
             "numpy": {
                 "name": name,
                 "keys": torch.from_numpy(keys.astype(np.int64)),
@@ -422,30 +220,21 @@ class RngSnapshot:
                 "has_gauss": int(has_gauss),
                 "cached_gaussian": float(cached),
             },
-            "torch_cpu": checked.torch_cpu,
-            "torch_cuda": list(checked.torch_cuda),
+            "torch_cpu": self.torch_cpu,
+            "torch_cuda": list(self.torch_cuda),
         }
 
     @staticmethod
     def from_state_dict(state: Mapping[str, object]) -> RngSnapshot:
-        """The inverse of :meth:`state_dict`.
-
-        Every entry is checked, and an error names the one at fault (``state['numpy']['keys']``):
-        ``KeyError`` (which is also a ``ValueError``) for a missing key, ``ValueError`` for an
-        unknown one, ``TypeError``/``ValueError`` for an entry of the wrong kind or value. How many
-        CUDA states it holds is :func:`restore_rng`'s check: the machine that reads a checkpoint
-        may differ from the one that restores it.
-        """
-        if not isinstance(state, Mapping):
-            raise TypeError(
-                f"state must be a dict as RngSnapshot.state_dict() returns, got {describe(state)}"
-            )
-        _check_keys(state, "state", _STATE_DICT_KEYS)
+        """The inverse of :meth:`state_dict`."""
+        version, words, gauss_next = state["python"]
+        numpy = state["numpy"]
         return RngSnapshot(
-            _check_python_state(state["python"], "state['python']", lists=True),
-            _check_numpy_state_dict(state["numpy"], "state['numpy']"),
-            _check_generator_state(state["torch_cpu"], "state['torch_cpu']", "cpu"),
-            _check_cuda_states(state["torch_cuda"], "state['torch_cuda']", lists=True, here=False),
+            (version, tuple(words), gauss_next),  # random.setstate takes tuples only
+            ("MT19937", numpy["keys"].numpy().astype(np.uint32), numpy["pos"], numpy["has_gauss"],
+             numpy["cached_gaussian"]),
+            state["torch_cpu"],
+            tuple(state["torch_cuda"]),
         )
 
 
@@ -476,18 +265,21 @@ def _set_rng(snapshot: RngSnapshot) -> None:
 def restore_rng(snapshot: RngSnapshot) -> None:
     """Put every generator back in the state :func:`snapshot_rng` recorded.
 
-    Every field is checked before any generator changes, so a snapshot that is refused leaves
-    them all as they were: ``TypeError`` unless ``snapshot`` is an :class:`RngSnapshot`, and
-    ``TypeError``/``ValueError`` naming the field at fault (``snapshot.torch_cpu``,
-    ``snapshot.python[1][5]``) for one of the wrong kind, size or value. That includes a snapshot
-    holding a different number of CUDA generator states than this process sees CUDA devices (a
-    checkpoint from a GPU machine restored on a CPU-only one, for example). Introduced in lesson 05.
+    Raises ``ValueError``, before any generator changes, if the snapshot holds a different number
+    of CUDA generator states than this process sees CUDA devices (a checkpoint from a GPU machine
+    restored on a CPU-only one, for example). If a generator refuses its state, every generator is
+    put back as it was before the call. Introduced in lesson 05.
     """
-    snapshot = _check_snapshot(snapshot, "snapshot")
+    devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if len(snapshot.torch_cuda) != devices:
+        raise ValueError(
+            f"snapshot holds {len(snapshot.torch_cuda)} CUDA generator states but this process sees "
+            f"{devices} CUDA devices"
+        )
     before = snapshot_rng()
     try:
         _set_rng(snapshot)
-    except BaseException:  # a failure the checks did not foresee: leave every generator as it was
+    except BaseException:  # a generator refused its state: leave every generator as it was
         _set_rng(before)
         raise
 
@@ -570,34 +362,6 @@ def resume_epoch(
     if rng is not None:
         restore_rng(rng)
     return batches
-
-
-def _check_resume_arguments(
-    loader: object, epoch_start_state: object, batches_done: object, rng: object
-) -> dict:
-    """The checks of :func:`resume_epoch`, run first by ``checked_first``: lesson 05 prints its body."""
-    if not isinstance(loader, torch.utils.data.DataLoader):
-        raise TypeError(f"loader must be a torch.utils.data.DataLoader, got {describe(loader)}")
-    generator = loader.generator if isinstance(loader.generator, torch.Generator) else None
-    _check_generator_state(
-        epoch_start_state, "epoch_start_state", None if generator is None else str(generator.device)
-    )
-    checked = {"batches_done": check_int(batches_done, "batches_done", min=0)}
-    if rng is not None:
-        checked["rng"] = _check_snapshot(rng, "rng")
-    return checked
-
-
-resume_epoch = checked_first(resume_epoch, _check_resume_arguments)
-
-
-resume_epoch.__doc__ = (resume_epoch.__wrapped__.__doc__ or "") + """
-    Its arguments are checked before anything changes: ``TypeError`` unless ``loader`` is a
-    ``DataLoader``, ``epoch_start_state`` a 1-D uint8 CPU tensor (``loader.generator.get_state()``;
-    ``ValueError`` if that generator cannot take it) and ``batches_done`` an int (``ValueError``
-    if negative), and ``rng`` is checked as :func:`restore_rng` checks a snapshot, naming
-    ``rng.<field>``.
-    """
 
 
 _PHILOX_M = (0xD2511F53, 0xCD9E8D57)  # Philox4x32-10's multipliers and key increments

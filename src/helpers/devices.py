@@ -11,16 +11,19 @@ from collections.abc import Callable
 
 import torch
 
-from helpers._validate import check_device, check_module, describe
 from helpers.tables import Table
 
 __all__ = [
+    "ABSENT",
     "RESULT_ENV_VARS",
     "available_devices",
     "best_device",
     "environment_report",
     "environment_summary",
     "module_devices",
+    "precision_settings",
+    "read_setting",
+    "usable_device",
 ]
 
 
@@ -47,30 +50,26 @@ def best_device(prefer: str | torch.device | None = None) -> torch.device:
 
     ``prefer`` overrides the choice (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``); asking for a
     device this machine does not have raises ``ValueError`` rather than silently falling back, as
-    do a name torch does not know and a device type other than those three. A ``prefer`` that is
-    neither a str, a ``torch.device`` nor None raises ``TypeError``.
+    do a name torch does not know and a device type other than those three.
     Introduced in ``00_start_here``.
     """
     if prefer is None:
         return torch.device(available_devices()[0])
-    if not isinstance(prefer, (str, torch.device)):
-        raise TypeError(f"prefer must be a str, a torch.device or None, got {describe(prefer)}")
-    device = check_device(prefer, "prefer")
+    device = usable_device(prefer, "prefer")
     if device.type not in ("cpu", "cuda", "mps"):
-        raise ValueError(
-            f"prefer: device type {device.type!r} is not one this course supports (cpu, cuda, mps)"
-        )
-    return _check_available(device, "prefer")
+        raise ValueError(f"prefer: the course uses cpu, cuda or mps, not {device.type!r}")
+    return device
 
 
-def _check_available(device: torch.device, name: str) -> torch.device:
-    """``device`` itself, unless it is a device this machine lacks (``ValueError``).
-
-    ``"cpu"`` and ``"meta"`` are always there; CUDA and MPS are checked as :func:`available_devices`
-    sees them. Any other type (``"xpu"``, ``"ipu"``, ``"lazy"``, ``"privateuseone"``, ...) must
-    hold an empty tensor: torch's errors for one it lacks differ by type (``AssertionError``,
-    ``NotImplementedError``, ``ModuleNotFoundError``, ...), so all are turned into a ``ValueError``.
-    """
+def usable_device(value: str | torch.device, name: str) -> torch.device:
+    """``value`` as a ``torch.device``; ``TypeError``/``ValueError`` naming ``name`` unless it is a
+    device name torch knows and, for CUDA and MPS, one this machine has."""
+    if not isinstance(value, (str, torch.device)):
+        raise TypeError(f"{name} must be a str or a torch.device, got {type(value).__name__}")
+    try:
+        device = torch.device(value)
+    except RuntimeError:
+        raise ValueError(f"{name} is not a device torch knows: {value!r}") from None
     if device.type in ("cuda", "mps") and device.type not in available_devices():
         raise ValueError(
             f"{name}: {device.type!r} was requested but is not available on this machine; "
@@ -80,15 +79,6 @@ def _check_available(device: torch.device, name: str) -> torch.device:
         raise ValueError(
             f"{name}: {device} was requested but this machine has {torch.cuda.device_count()} CUDA device(s)"
         )
-    if device.type not in ("cpu", "meta", "cuda", "mps"):
-        try:
-            torch.empty(0, device=device)
-        except Exception as exc:  # each backend fails its own way when torch lacks it
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0][:120]
-            raise ValueError(
-                f"{name}: {device} was requested but this torch cannot use it here ({reason}); "
-                f"available: {', '.join(available_devices())}"
-            ) from None
     return device
 
 
@@ -111,11 +101,11 @@ RESULT_ENV_VARS = (
     #                          (secondary source: DeepRec's "NVIDIA TF32" page)
 )
 
-_ABSENT = object()
+ABSENT = object()  # what read_setting returns for a setting this torch lacks
 
 
-def _read(read: Callable[[], object]) -> object:
-    """Call ``read``: ``_ABSENT`` if this torch lacks the setting, a short note if reading it fails.
+def read_setting(read: Callable[[], object]) -> object:
+    """Call ``read``: ``ABSENT`` if this torch lacks the setting, a short note if reading it fails.
 
     Reading the legacy precision flags after the new ``fp32_precision`` API was used raises a
     RuntimeError on recent torch; the report says so instead of failing.
@@ -123,44 +113,44 @@ def _read(read: Callable[[], object]) -> object:
     try:
         return read()
     except AttributeError:
-        return _ABSENT
+        return ABSENT
     except RuntimeError as exc:
         why = "legacy and new precision APIs mixed" if "mix" in str(exc) else type(exc).__name__
         return f"(unreadable: {why})"
 
 
-def _precision_settings() -> list[tuple[str, object]]:
+def precision_settings() -> list[tuple[str, object]]:
     """The reduced-precision switches, read through one API only: mixing the legacy ``allow_tf32``
     flags with the ``fp32_precision`` settings (torch 2.9+) can raise or warn, so newer torch
     reports the new ones. Settings this torch does not have are left out."""
     backends = torch.backends
     rows: list[tuple[str, object]] = [
-        ("float32 matmul precision", _read(torch.get_float32_matmul_precision)),
+        ("float32 matmul precision", read_setting(torch.get_float32_matmul_precision)),
     ]
     if hasattr(backends, "fp32_precision"):
         rows += [
-            ("fp32_precision (global)", _read(lambda: backends.fp32_precision)),
-            ("fp32_precision (oneDNN matmul)", _read(lambda: backends.mkldnn.matmul.fp32_precision)),
-            ("fp32_precision (oneDNN conv)", _read(lambda: backends.mkldnn.conv.fp32_precision)),
-            ("fp32_precision (oneDNN rnn)", _read(lambda: backends.mkldnn.rnn.fp32_precision)),
-            ("fp32_precision (CUDA matmul)", _read(lambda: backends.cuda.matmul.fp32_precision)),
-            ("fp32_precision (cuDNN conv)", _read(lambda: backends.cudnn.conv.fp32_precision)),
-            ("fp32_precision (cuDNN rnn)", _read(lambda: backends.cudnn.rnn.fp32_precision)),
+            ("fp32_precision (global)", read_setting(lambda: backends.fp32_precision)),
+            ("fp32_precision (oneDNN matmul)", read_setting(lambda: backends.mkldnn.matmul.fp32_precision)),
+            ("fp32_precision (oneDNN conv)", read_setting(lambda: backends.mkldnn.conv.fp32_precision)),
+            ("fp32_precision (oneDNN rnn)", read_setting(lambda: backends.mkldnn.rnn.fp32_precision)),
+            ("fp32_precision (CUDA matmul)", read_setting(lambda: backends.cuda.matmul.fp32_precision)),
+            ("fp32_precision (cuDNN conv)", read_setting(lambda: backends.cudnn.conv.fp32_precision)),
+            ("fp32_precision (cuDNN rnn)", read_setting(lambda: backends.cudnn.rnn.fp32_precision)),
         ]
     else:
         rows += [
-            ("TF32 for CUDA matmul (allow_tf32)", _read(lambda: backends.cuda.matmul.allow_tf32)),
-            ("TF32 for cuDNN conv (allow_tf32)", _read(lambda: backends.cudnn.allow_tf32)),
+            ("TF32 for CUDA matmul (allow_tf32)", read_setting(lambda: backends.cuda.matmul.allow_tf32)),
+            ("TF32 for cuDNN conv (allow_tf32)", read_setting(lambda: backends.cudnn.allow_tf32)),
         ]
     matmul = backends.cuda.matmul
     rows += [
         ("cuBLAS fp16 reduced-precision reduction",
-         _read(lambda: matmul.allow_fp16_reduced_precision_reduction)),
+         read_setting(lambda: matmul.allow_fp16_reduced_precision_reduction)),
         ("cuBLAS bf16 reduced-precision reduction",
-         _read(lambda: matmul.allow_bf16_reduced_precision_reduction)),
-        ("cuBLAS fp16 accumulation", _read(lambda: matmul.allow_fp16_accumulation)),
+         read_setting(lambda: matmul.allow_bf16_reduced_precision_reduction)),
+        ("cuBLAS fp16 accumulation", read_setting(lambda: matmul.allow_fp16_accumulation)),
     ]
-    return [(name, value) for name, value in rows if value is not _ABSENT]
+    return [(name, value) for name, value in rows if value is not ABSENT]
 
 
 def _environment_variables() -> list[tuple[str, object]]:
@@ -181,7 +171,7 @@ def environment_report() -> Table:
     change results (``RESULT_ENV_VARS``), set or unset.
     Introduced in ``00_start_here``; the other lessons print ``environment_summary()`` instead.
     """
-    cpu_capability = _read(lambda: torch.backends.cpu.get_cpu_capability())
+    cpu_capability = read_setting(lambda: torch.backends.cpu.get_cpu_capability())
     rows: list[tuple[str, object]] = [
         ("Python", platform.python_version()),
         ("platform", f"{platform.system()} {platform.machine()}"),
@@ -201,13 +191,13 @@ def environment_report() -> Table:
         ("intra-op threads", torch.get_num_threads()),
         ("inter-op threads", torch.get_num_interop_threads()),
     ]
-    if cpu_capability is not _ABSENT:
+    if cpu_capability is not ABSENT:
         rows.append(("CPU capability (SIMD kernels)", cpu_capability))
     rows += [
         ("MKL", torch.backends.mkl.is_available()),
         ("oneDNN (mkldnn)", torch.backends.mkldnn.is_available()),
     ]
-    rows += _precision_settings()
+    rows += precision_settings()
     rows += [
         ("deterministic algorithms", torch.are_deterministic_algorithms_enabled()),
         ("cudnn.deterministic", torch.backends.cudnn.deterministic),
@@ -224,8 +214,8 @@ def environment_summary() -> str:
 
     Introduced in lesson 01; lesson 00 shows the full report.
     """
-    capability = _read(lambda: torch.backends.cpu.get_cpu_capability())
-    cpu = "CPU" if capability is _ABSENT else f"CPU ({capability})"
+    capability = read_setting(lambda: torch.backends.cpu.get_cpu_capability())
+    cpu = "CPU" if capability is ABSENT else f"CPU ({capability})"
     parts = [
         f"torch {torch.__version__}",
         f"Python {platform.python_version()}",
@@ -248,8 +238,7 @@ def module_devices(module: torch.nn.Module) -> set[torch.device]:
 
     A module has no ``.device`` attribute because its tensors may sit on several devices; an
     empty set means it has no parameters or buffers. Introduced in ``00_start_here``, used in
-    lesson 06. Raises ``TypeError`` unless ``module`` is a ``torch.nn.Module``.
+    lesson 06.
     """
-    check_module(module, "module")
     tensors = list(module.parameters()) + list(module.buffers())
     return {t.device for t in tensors}

@@ -1,8 +1,5 @@
-"""Debugging a mismatch: record what decides the numbers, and find the first module that diverges.
+"""Debugging a mismatch: find the first module of a model that diverges.
 
-``fingerprint()`` records the settings that decide which numbers this process computes, as a flat
-dict that ``json.dump`` writes; ``diff_fingerprints`` lists the settings in which two such records
-differ; ``python -m helpers.fingerprint`` does both from a shell (``helpers/fingerprint.py``).
 ``first_divergence`` runs two copies of a model and names the first module whose output differs by
 more than the difference of its input explains. Introduced in lesson 12 (debugging a mismatch).
 """
@@ -10,273 +7,18 @@ more than the difference of its input explains. Introduced in lesson 12 (debuggi
 from __future__ import annotations
 
 import math
-import os
-import platform
+import numbers
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 
-from helpers._validate import check_mapping, check_module, check_real, check_tensor, describe
 from helpers.compare import reduction_tolerances
-from helpers.devices import _ABSENT, RESULT_ENV_VARS, _precision_settings, _read
 from helpers.floats import FORMATS, max_ulp_distance
 from helpers.tables import Table
 
-__all__ = ["Divergence", "FINGERPRINT_ENV_VARS", "diff_fingerprints", "fingerprint", "first_divergence"]
-
-Scalar = str | int | float | bool | None
-
-#: The environment variables a fingerprint records: those that change results
-#: (``helpers.devices.RESULT_ENV_VARS``), ``PYTHONHASHSEED``, which orders sets of strings,
-#: ``MKL_ENABLE_INSTRUCTIONS``, which caps the instruction set MKL dispatches to, and
-#: ``TORCH_BLAS_PREFER_CUBLASLT``, which makes torch prefer cuBLASLt for CUDA matmuls.
-FINGERPRINT_ENV_VARS = (
-    *RESULT_ENV_VARS, "PYTHONHASHSEED", "MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT"
-)
-
-# Keys for the rows of helpers.devices._precision_settings (the one place that knows which
-# precision API this torch has); a row not listed here gets a key made from its name.
-_PRECISION_KEYS = {
-    "float32 matmul precision": "precision.float32_matmul",
-    "fp32_precision (global)": "precision.fp32_precision",
-    "fp32_precision (oneDNN matmul)": "precision.fp32_precision.mkldnn.matmul",
-    "fp32_precision (oneDNN conv)": "precision.fp32_precision.mkldnn.conv",
-    "fp32_precision (oneDNN rnn)": "precision.fp32_precision.mkldnn.rnn",
-    "fp32_precision (CUDA matmul)": "precision.fp32_precision.cuda.matmul",
-    "fp32_precision (cuDNN conv)": "precision.fp32_precision.cudnn.conv",
-    "fp32_precision (cuDNN rnn)": "precision.fp32_precision.cudnn.rnn",
-    "TF32 for CUDA matmul (allow_tf32)": "precision.allow_tf32.cuda.matmul",
-    "TF32 for cuDNN conv (allow_tf32)": "precision.allow_tf32.cudnn",
-    "cuBLAS fp16 reduced-precision reduction": "precision.cublas.fp16_reduced_precision_reduction",
-    "cuBLAS bf16 reduced-precision reduction": "precision.cublas.bf16_reduced_precision_reduction",
-    "cuBLAS fp16 accumulation": "precision.cublas.fp16_accumulation",
-}
-
-
-def _scalar(value: object) -> Scalar:
-    """``value`` as a JSON scalar: a str, int, float, bool or None stays; anything else becomes its str."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    return str(value)
-
-
-def _cpu_name() -> str | None:
-    """The CPU's model name: ``/proc/cpuinfo``'s ``model name`` (Linux), else ``platform.processor()``."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Model", "Hardware") and value.strip():
-                    return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or None
-
-
-def _library_versions() -> tuple[str | None, str | None, str | None]:
-    """The MKL and oneDNN versions and the BLAS library, read from ``torch.__config__.show()``."""
-    try:
-        config = torch.__config__.show()
-    except Exception:  # a build without the config text
-        return None, None, None
-    mkl = re.search(r"Math Kernel Library Version (\S+?)(?:-Product)?\s", config)
-    onednn = re.search(r"(?:MKL-DNN|oneDNN)\s+v(\S+)", config)
-    blas = re.search(r"BLAS_INFO=([^,\s]+)", config)
-    return tuple(m.group(1) if m else None for m in (mkl, onednn, blas))  # type: ignore[return-value]
-
-
-def _cuda_devices() -> str | None:
-    """Each GPU's name and compute capability; a note instead of an error when CUDA cannot be
-    queried (a broken driver, a device in exclusive use by another process)."""
-    try:
-        if not torch.cuda.is_available():
-            return None
-        names = []
-        for i in range(torch.cuda.device_count()):
-            major, minor = torch.cuda.get_device_capability(i)
-            names.append(f"{torch.cuda.get_device_name(i)} ({major}.{minor})")
-    except (RuntimeError, AssertionError) as error:
-        return f"(unreadable: {type(error).__name__})"
-    return "; ".join(names)
-
-
-def _numpy_version() -> str | None:
-    """The NumPy version (of the loaded module, else the installed one), without importing it."""
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        return getattr(numpy, "__version__", None)
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return None
-    try:
-        return version("numpy")
-    except PackageNotFoundError:
-        return None
-
-
-def _nvidia_driver() -> str | None:
-    """The NVIDIA kernel driver's version from ``/proc/driver/nvidia/version`` (Linux), else None.
-
-    torch has no API for it, and running ``nvidia-smi`` would cost a process; a machine without
-    that file (Windows, no GPU) records None.
-    """
-    try:
-        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as f:
-            match = re.search(r"Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)", f.read())
-    except OSError:
-        return None
-    return match.group(1) if match else None
-
-
-def _backend_settings() -> dict[str, object]:
-    """The backend switches that choose kernels: which may run, and which library is preferred."""
-    b = torch.backends
-    cuda = getattr(b, "cuda", None)
-    reads = {
-        "backends.cudnn.enabled": lambda: b.cudnn.enabled,
-        "backends.mkldnn.enabled": lambda: b.mkldnn.enabled,
-        "backends.mkldnn.deterministic": lambda: b.mkldnn.deterministic,
-        "backends.cuda.flash_sdp": lambda: cuda.flash_sdp_enabled(),
-        "backends.cuda.mem_efficient_sdp": lambda: cuda.mem_efficient_sdp_enabled(),
-        "backends.cuda.math_sdp": lambda: cuda.math_sdp_enabled(),
-        "backends.cuda.cudnn_sdp": lambda: cuda.cudnn_sdp_enabled(),
-        "backends.cuda.fp16_bf16_reduction_math_sdp": lambda: cuda.fp16_bf16_reduction_math_sdp_allowed(),
-        "backends.cuda.preferred_blas_library": lambda: _enum_name(cuda.preferred_blas_library()),
-        "backends.cuda.preferred_linalg_library": lambda: _enum_name(cuda.preferred_linalg_library()),
-        "backends.mha.fastpath": lambda: b.mha.get_fastpath_enabled(),
-        "backends.opt_einsum.enabled": lambda: b.opt_einsum.enabled,
-        "backends.opt_einsum.strategy": lambda: b.opt_einsum.strategy,
-    }
-    values = {key: _read(read) for key, read in reads.items()}
-    return {key: value for key, value in values.items() if value is not _ABSENT}
-
-
-def _enum_name(value: object) -> object:
-    """``Cublas`` for ``torch._C._BlasBackend.Cublas``; other values unchanged."""
-    return getattr(value, "name", value)
-
-
-def fingerprint() -> dict[str, Scalar]:
-    """A flat record of the settings that decide which numbers this process computes.
-
-    Keys are short stable strings; values are JSON scalars (str, int, float, bool or None), so
-    ``json.dump`` writes it and ``json.load`` gives it back unchanged. The groups:
-
-    * versions and hardware: ``python``, ``platform``, ``torch``, ``numpy``, ``cuda`` (the CUDA
-      torch was built with), ``cudnn``, ``mkl`` and ``mkl_version``, ``onednn`` and
-      ``onednn_version``, ``blas``, ``cpu`` (the CPU's model name), ``cpu_capability`` (the SIMD
-      level of PyTorch's CPU kernels), ``cuda_devices`` (each GPU's name and compute capability),
-      ``nvidia_driver`` (Linux only, from ``/proc/driver/nvidia/version``; else None), ``mps``;
-    * ``threads.intra_op``, ``threads.inter_op``, ``default_dtype``;
-    * ``precision.*``: ``precision.float32_matmul`` and the reduced-precision switches this torch
-      has (the ``fp32_precision`` settings, or on an older torch the ``allow_tf32`` flags, and
-      cuBLAS's reduced-precision reductions);
-    * ``backends.*``: the kernel switches: ``cudnn.enabled``, ``mkldnn.enabled`` and
-      ``mkldnn.deterministic``, the scaled-dot-product-attention kernels (``cuda.flash_sdp``,
-      ``cuda.mem_efficient_sdp``, ``cuda.math_sdp``, ``cuda.cudnn_sdp``,
-      ``cuda.fp16_bf16_reduction_math_sdp``), ``cuda.preferred_blas_library`` and
-      ``cuda.preferred_linalg_library``, ``mha.fastpath`` (the fused path of
-      ``nn.MultiheadAttention`` and ``nn.TransformerEncoderLayer``), ``opt_einsum.enabled`` and
-      ``opt_einsum.strategy``;
-    * ``deterministic.*``: ``algorithms``, ``warn_only``, ``cudnn``, ``cudnn_benchmark``,
-      ``fill_uninitialized_memory``;
-    * ``env.NAME`` for each of ``FINGERPRINT_ENV_VARS``: its value, or None when unset.
-
-    A setting this torch does not have is left out. It does not record what no setting decides:
-    the numbers a program's own code or data feed in, or a library that torch loads outside these
-    (a plugin's kernels, say). Introduced in lesson 12.
-    """
-    mkl_version, onednn_version, blas = _library_versions()
-    capability = _read(lambda: torch.backends.cpu.get_cpu_capability())
-    mps = getattr(torch.backends, "mps", None)
-    record: dict[str, object] = {
-        "python": platform.python_version(),
-        "platform": f"{platform.system()} {platform.machine()}",
-        "torch": torch.__version__,
-        "numpy": _numpy_version(),
-        "cuda": torch.version.cuda,
-        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-        "mkl": torch.backends.mkl.is_available(),
-        "mkl_version": mkl_version,
-        "onednn": torch.backends.mkldnn.is_available(),
-        "onednn_version": onednn_version,
-        "blas": blas,
-        "cpu": _cpu_name(),
-        "cpu_capability": None if capability is _ABSENT else capability,
-        "cuda_devices": _cuda_devices(),
-        "nvidia_driver": _nvidia_driver() if torch.cuda.is_available() else None,
-        "mps": bool(mps is not None and mps.is_available()),
-        "threads.intra_op": torch.get_num_threads(),
-        "threads.inter_op": torch.get_num_interop_threads(),
-        "default_dtype": str(torch.get_default_dtype()).replace("torch.", ""),
-    }
-    for name, value in _precision_settings():
-        key = _PRECISION_KEYS.get(name) or "precision." + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-        record[key] = value
-    record.update(_backend_settings())
-    determinism = {
-        "deterministic.algorithms": _read(torch.are_deterministic_algorithms_enabled),
-        "deterministic.warn_only": _read(torch.is_deterministic_algorithms_warn_only_enabled),
-        "deterministic.cudnn": _read(lambda: torch.backends.cudnn.deterministic),
-        "deterministic.cudnn_benchmark": _read(lambda: torch.backends.cudnn.benchmark),
-        "deterministic.fill_uninitialized_memory": _read(
-            lambda: torch.utils.deterministic.fill_uninitialized_memory
-        ),
-    }
-    record.update({k: v for k, v in determinism.items() if v is not _ABSENT})
-    for name in FINGERPRINT_ENV_VARS:
-        record[f"env.{name}"] = os.environ.get(name)
-    return {key: _scalar(value) for key, value in record.items()}
-
-
-def _check_json_scalar(value: object, name: str) -> Scalar:
-    """A JSON scalar: str, int, float (not NaN or infinite), bool or None."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number (a NaN never equals itself), got {value}")
-        return value
-    raise TypeError(f"{name} must be a str, int, float, bool or None (a JSON scalar), got {describe(value)}")
-
-
-def _differ(x: object, y: object) -> bool:
-    """True when two JSON scalars differ; ``True`` and ``1`` differ, ``1`` and ``1.0`` do not."""
-    if isinstance(x, bool) != isinstance(y, bool) or isinstance(x, str) != isinstance(y, str):
-        return True
-    return x != y
-
-
-def diff_fingerprints(
-    a: Mapping[str, object], b: Mapping[str, object], *, title: str = "Settings that differ"
-) -> Table:
-    """The settings in which two fingerprints differ: a Table with headers ``["setting", "a", "b"]``.
-
-    One row per key whose values differ, sorted by key; a key that only one side has shows
-    ``"(absent)"`` on the other. Zero rows (``len(table.rows) == 0``) when nothing differs. ``a``
-    and ``b`` are what :func:`fingerprint` returns or what ``json.load`` reads back from a file it
-    was written to. Introduced in lesson 12.
-
-    Raises:
-        TypeError: ``a`` or ``b`` is not a mapping, has a key that is not a str, or a value that is
-            not a JSON scalar (str, int, float, bool or None), named as in ``a['torch']``.
-        ValueError: a value is a NaN or an infinity.
-    """
-    a = check_mapping(a, "a", value_check=_check_json_scalar)
-    b = check_mapping(b, "b", value_check=_check_json_scalar)
-    absent = "(absent)"
-    rows = []
-    for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b or _differ(a[key], b[key]):
-            rows.append((key, a.get(key, absent), b.get(key, absent)))
-    return Table(["setting", "a", "b"], rows, title=title)
-
-
-# ============================================================================ first_divergence
+__all__ = ["Divergence", "first_divergence"]
 
 ROOT = "(model)"  # the name first_divergence gives the model itself (named_modules() calls it "")
 
@@ -659,10 +401,10 @@ def _judge(
     kind = type(a.module).__name__
     if type(b.module) is not type(a.module):
         kind += f" / {type(b.module).__name__}"
-    if len(xs) != len(ys) or any(x.shape != y.shape for x, y in zip(xs, ys)):
+    if len(xs) != len(ys) or any(x.shape != y.shape for x, y in zip(xs, ys, strict=False)):
         row = (kind, f"{_shapes(xs)} / {_shapes(ys)}", "-", math.inf, None, "-", "FAIL (shape)")
         return row, math.inf, False
-    floats = [(x, y) for x, y in zip(xs, ys) if x.is_floating_point() and y.is_floating_point()]
+    floats = [(x, y) for x, y in zip(xs, ys, strict=False) if x.is_floating_point() and y.is_floating_point()]
     if not floats:  # integer or bool outputs must be equal
         e, ok, _ = _compare(xs, ys, 0.0, None, device)
         return (kind, _shapes(xs), "-", e, None, 0.0, "pass" if ok else "FAIL"), e, ok
@@ -675,13 +417,26 @@ def _judge(
 
 
 def _check_inputs(inputs: object) -> tuple[torch.Tensor, ...]:
-    if isinstance(inputs, torch.Tensor):
-        return (check_tensor(inputs, "inputs"),)
+    """``inputs`` as a tuple: a tensor, or a non-empty tuple or list of tensors."""
+    inputs = (inputs,) if isinstance(inputs, torch.Tensor) else inputs
     if not isinstance(inputs, (tuple, list)):
-        raise TypeError(f"inputs must be a tensor or a tuple of tensors, got {describe(inputs)}")
+        raise TypeError(f"inputs must be a tensor or a tuple of tensors, got a {type(inputs).__name__}")
     if not inputs:
         raise ValueError("inputs is an empty tuple: give the model at least one tensor")
-    return tuple(check_tensor(x, f"inputs[{i}]") for i, x in enumerate(inputs))
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"inputs[{i}] must be a tensor, got a {type(x).__name__}")
+    return tuple(inputs)
+
+
+def _check_number(value: object, name: str, *, positive: bool = False) -> float:
+    """A finite real number, at least 0 (above 0 if ``positive``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got a {type(value).__name__}")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "above 0" if positive else "at least 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value}")
+    return float(value)
 
 
 def _check_same_structure(model_a: torch.nn.Module, model_b: torch.nn.Module) -> None:
@@ -722,8 +477,8 @@ def _own_code(
     """
     root_a, root_b = calls_a[-1], calls_b[-1]
     xs, ys = [_real(t) for t in root_a.outputs or []], [_real(t) for t in root_b.outputs or []]
-    pairs = [(x, y) for x, y in zip(xs, ys) if x.is_floating_point() and y.is_floating_point()]
-    if not pairs or len(xs) != len(ys) or any(x.shape != y.shape for x, y in zip(xs, ys)):
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=False) if x.is_floating_point() and y.is_floating_point()]
+    if not pairs or len(xs) != len(ys) or any(x.shape != y.shape for x, y in zip(xs, ys, strict=False)):
         return None
     out_dtype = max((_coarser(x.dtype, y.dtype) for x, y in pairs), key=lambda d: torch.finfo(d).eps)
     tol_out = _own_tolerance(out_dtype, 1, safety)
@@ -814,25 +569,27 @@ def first_divergence(
 
     Raises:
         TypeError: a model is not a ``torch.nn.Module``, ``inputs`` is not a tensor or a tuple of
-            dense tensors, or a number is not a real number.
+            tensors, or a number is not a real number.
         ValueError: the models do not have the same module names (the message names the first
             that differs), they ran different modules, ``inputs`` is an empty tuple, or
-            ``rtol_safety`` is not positive, ``atol`` or ``amplification`` negative.
+            ``rtol_safety`` is not positive, ``atol`` or ``amplification`` negative (or a number
+            is not finite).
     """
-    check_module(model_a, "model_a")
-    check_module(model_b, "model_b")
+    for name, model in (("model_a", model_a), ("model_b", model_b)):
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"{name} must be a torch.nn.Module, got a {type(model).__name__}")
     inputs = _check_inputs(inputs)
-    rtol_safety = check_real(rtol_safety, "rtol_safety", positive=True)
+    rtol_safety = _check_number(rtol_safety, "rtol_safety", positive=True)
     if atol is not None:
-        atol = check_real(atol, "atol", min=0.0)
-    amplification = check_real(amplification, "amplification", min=0.0)
+        atol = _check_number(atol, "atol")
+    amplification = _check_number(amplification, "amplification")
     _check_same_structure(model_a, model_b)
 
     calls_a = _run_seeded(model_a, _moved(inputs, model_a))
     calls_b = _run_seeded(model_b, _moved(inputs, model_b))
     if [c.name for c in calls_a] != [c.name for c in calls_b]:
         i = next(
-            (i for i, (x, y) in enumerate(zip(calls_a, calls_b)) if x.name != y.name),
+            (i for i, (x, y) in enumerate(zip(calls_a, calls_b, strict=False)) if x.name != y.name),
             min(len(calls_a), len(calls_b)),
         )
         x = calls_a[i].name if i < len(calls_a) else "nothing"

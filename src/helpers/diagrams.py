@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from helpers._validate import check_int
-
 if TYPE_CHECKING:  # matplotlib is imported lazily
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -25,7 +23,8 @@ __all__ = [
 ]
 
 
-def _box(ax, x: float, y: float, text: str, color: str = "white", width: float = 0.8, height: float = 0.5) -> None:
+def _box(ax, x: float, y: float, text: str, color: str = "white", width: float = 0.8,
+         height: float = 0.5) -> None:
     from matplotlib.patches import FancyBboxPatch
 
     ax.add_patch(
@@ -37,7 +36,8 @@ def _box(ax, x: float, y: float, text: str, color: str = "white", width: float =
     ax.text(x, y, text, ha="center", va="center", fontsize="small")
 
 
-def _arrow(ax, start: tuple[float, float], end: tuple[float, float], color: str = "black", style: str = "-|>") -> None:
+def _arrow(ax, start: tuple[float, float], end: tuple[float, float], color: str = "black",
+           style: str = "-|>") -> None:
     ax.annotate("", xy=end, xytext=start, arrowprops=dict(arrowstyle=style, color=color, linewidth=1))
 
 
@@ -52,9 +52,6 @@ def draw_reduction_orders(n: int = 8) -> tuple[Figure, Axes]:
     the two orders round different partial sums, so their results can differ in the last bits.
     ``n`` is a power of two from 4 to 16. Introduced in lesson 02.
     """
-    n = check_int(n, "n", min=4, max=16)
-    if n & (n - 1):
-        raise ValueError(f"n must be a power of two (4, 8 or 16), got {n}")
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -104,27 +101,26 @@ def draw_ring_allreduce(ranks: int = 3) -> tuple[Figure, Axes]:
     """
     import math
 
-    ranks = check_int(ranks, "ranks", min=2, max=8)
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     radius = 1.6
     centres = [
-        (radius * math.cos(math.pi / 2 - 2 * math.pi * r / ranks), radius * math.sin(math.pi / 2 - 2 * math.pi * r / ranks))
-        for r in range(ranks)
+        (radius * math.cos(angle), radius * math.sin(angle))
+        for angle in (math.pi / 2 - 2 * math.pi * r / ranks for r in range(ranks))
     ]
     for r, (x, y) in enumerate(centres):
         _box(ax, x, y, f"rank {r}\n" + " ".join(f"g{r}[{c}]" for c in range(ranks)), "#dbe9f6", 1.3, 0.6)
     for r in range(ranks):  # rank r sends to rank r - 1, as in gloo's ring
         (x0, y0), (x1, y1) = centres[r], centres[(r - 1) % ranks]
         shrink = 0.28
-        _arrow(ax, (x0 + (x1 - x0) * shrink, y0 + (y1 - y0) * shrink), (x1 - (x1 - x0) * shrink, y1 - (y1 - y0) * shrink),
-               "tab:red")
+        _arrow(ax, (x0 + (x1 - x0) * shrink, y0 + (y1 - y0) * shrink),
+               (x1 - (x1 - x0) * shrink, y1 - (y1 - y0) * shrink), "tab:red")
     order = f"g{(0 - 1) % ranks}[0]"
     for k in range(2, ranks + 1):
         order = f"({order} + g{(0 - k) % ranks}[0])" if k < ranks else f"{order} + g{(0 - k) % ranks}[0]"
-    ax.text(0, 0, f"{2 * (ranks - 1)} steps, each rank\nsending one chunk\nto its neighbour.\nChunk 0 is summed\nas {order}",
-            ha="center", va="center", fontsize="small")
+    ax.text(0, 0, f"{2 * (ranks - 1)} steps, each rank\nsending one chunk\nto its neighbour.\n"
+            f"Chunk 0 is summed\nas {order}", ha="center", va="center", fontsize="small")
     ax.set_title("Ring all-reduce: reduce-scatter, then all-gather (a diagram)", fontsize="medium")
     ax.set_xlim(-2.6, 2.6)
     ax.set_ylim(-2.3, 2.3)
@@ -147,7 +143,8 @@ def draw_device_move() -> tuple[Figure, Axes]:
 
     fig, ax = plt.subplots(figsize=(8.4, 3.8))
     moved = ["parameters (nn.Parameter)", "buffers (register_buffer)", "non-persistent buffers"]
-    stays = ["plain tensor attributes (self.t = ...)", "tensors in lists or dicts", "torch.zeros(n) inside forward", "the optimizer's state"]
+    stays = ["plain tensor attributes (self.t = ...)", "tensors in lists or dicts",
+             "torch.zeros(n) inside forward", "the optimizer's state"]
     ax.text(0.0, 3.3, "CPU", ha="center", fontsize="medium", weight="bold")
     ax.text(6.0, 3.3, "GPU (model.to('cuda'))", ha="center", fontsize="medium", weight="bold")
     for i, name in enumerate(moved):
@@ -157,8 +154,9 @@ def draw_device_move() -> tuple[Figure, Axes]:
     for i, name in enumerate(stays):
         _box(ax, 0.0, -0.2 - i * 0.65, name, "#f8d7d5", 3.9, 0.5)
     ax.text(3.0, 2.9, "moved by .to()", ha="center", fontsize="small", color="tab:green")
-    ax.text(6.0, -0.9, "left behind on the CPU:\nthe next operation that mixes\nthem with moved tensors fails\n(a 0-dim tensor is let through)",
-            ha="center", va="center", fontsize="small", color="tab:red")
+    ax.text(6.0, -0.9, "left behind on the CPU:\nthe next operation that mixes\n"
+            "them with moved tensors fails\n(a 0-dim tensor is let through)", ha="center", va="center",
+            fontsize="small", color="tab:red")
     ax.set_xlim(-2.0, 8.0)
     ax.set_ylim(-2.6, 3.6)
     _blank(ax)
@@ -174,7 +172,6 @@ def draw_launch_timeline(kernels: int = 4) -> tuple[Figure, Axes]:
     the shape, not measured; a stopwatch that stops before the sync measures the queueing only.
     ``kernels`` is an int from 2 to 8. Introduced in lesson 08.
     """
-    kernels = check_int(kernels, "kernels", min=2, max=8)
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.4, 2.8))
@@ -184,17 +181,19 @@ def draw_launch_timeline(kernels: int = 4) -> tuple[Figure, Axes]:
         ax.broken_barh([(k * launch, launch * 0.9)], (1.6, 0.6), facecolors="tab:blue")
         start = max(gpu_start, (k + 1) * launch)
         ax.broken_barh([(start, run * 0.95)], (0.4, 0.6), facecolors="tab:orange")
-        ax.text(start + run / 2, 0.7, f"kernel {k + 1}", ha="center", va="center", fontsize="x-small", color="white")
+        ax.text(start + run / 2, 0.7, f"kernel {k + 1}", ha="center", va="center", fontsize="x-small",
+                color="white")
         gpu_start = start + run
     queued = kernels * launch
     ax.broken_barh([(queued, gpu_start - queued)], (1.6, 0.6), facecolors="#dddddd", hatch="//")
-    ax.text((queued + gpu_start) / 2, 1.9, "CPU waits at the sync (.item())", ha="center", va="center", fontsize="small",
-            bbox=dict(facecolor="white", edgecolor="none", pad=1))
+    ax.text((queued + gpu_start) / 2, 1.9, "CPU waits at the sync (.item())", ha="center", va="center",
+            fontsize="small", bbox=dict(facecolor="white", edgecolor="none", pad=1))
     ax.axvline(queued, color="tab:red", linestyle="--", linewidth=1)
-    ax.text(queued + 0.05, 2.4, "a stopwatch stopped here\nmisses the GPU's work", ha="left", fontsize="x-small",
-            color="tab:red")
+    ax.text(queued + 0.05, 2.4, "a stopwatch stopped here\nmisses the GPU's work", ha="left",
+            fontsize="x-small", color="tab:red")
     ax.axvline(gpu_start, color="tab:green", linestyle="--", linewidth=1)
-    ax.text(gpu_start - 0.05, 2.4, "synchronised:\nthe real end", ha="right", fontsize="x-small", color="tab:green")
+    ax.text(gpu_start - 0.05, 2.4, "synchronised:\nthe real end", ha="right", fontsize="x-small",
+            color="tab:green")
     ax.set_yticks([0.7, 1.9], ["GPU", "CPU (launches)"])
     ax.set_xticks([])
     ax.set_xlabel("time (an illustration: the durations are not measured)")
@@ -217,20 +216,22 @@ def draw_worker_seeding(workers: int = 2) -> tuple[Figure, Axes]:
     ``Generator``, say) arrives as a copy, in the same state in every worker. ``workers`` is an int
     from 1 to 4. Introduced in lesson 05.
     """
-    workers = check_int(workers, "workers", min=1, max=4)
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.4, 1.6 + 1.3 * workers))
     top = 1.3 * workers
-    _box(ax, 0.0, top, "DataLoader(generator=g)\nor, with none,\ntorch's global generator", "#dbe9f6", 3.0, 1.0)
-    _box(ax, 0.0, top - 1.6, "each new iterator (each epoch, unless\npersistent_workers=True):\nbase_seed = one int64 drawn", "#fde2c8", 3.0, 0.95)
+    _box(ax, 0.0, top, "DataLoader(generator=g)\nor, with none,\ntorch's global generator", "#dbe9f6", 3.0,
+         1.0)
+    _box(ax, 0.0, top - 1.6, "each new iterator (each epoch, unless\npersistent_workers=True):\n"
+         "base_seed = one int64 drawn", "#fde2c8", 3.0, 0.95)
     _arrow(ax, (0.0, top - 0.5), (0.0, top - 1.12))
     for k in range(workers):
         y = top - 0.2 - 1.3 * k
         _box(ax, 5.4, y, f"worker {k}: random.seed(base_seed + {k})\ntorch.manual_seed(base_seed + {k})\n"
              f"np.random.seed(hash(base_seed, {k}))\nthen worker_init_fn({k})", "#d5ecd4", 4.2, 1.1)
         _arrow(ax, (1.5, top - 1.6), (3.3, y))
-    _box(ax, 0.0, top - 3.0, "dataset object: copied into each\nworker, its own generators\nin the same state", "#f8d7d5", 3.0, 1.0)
+    _box(ax, 0.0, top - 3.0, "dataset object: copied into each\nworker, its own generators\n"
+         "in the same state", "#f8d7d5", 3.0, 1.0)
     ax.set_xlim(-1.8, 7.8)
     ax.set_ylim(top - 3.8 if workers < 3 else -0.9, top + 0.7)
     _blank(ax)
@@ -244,13 +245,13 @@ def draw_checkpoint_flow() -> tuple[Figure, Axes]:
 
     ``torch.save`` writes each tensor with the device it was on. ``torch.load(path,
     map_location="cpu", weights_only=True)`` reads them onto the CPU, unpickling only tensors,
-    primitive types, plain containers and a short allow-list of torch types (dtypes, sizes...). ``model.load_state_dict`` copies each tensor into the parameter that is
-    already there, on that parameter's device, and ``optimizer.load_state_dict`` moves the state
-    to its parameters' devices (all but the ``step`` counts, which stay on the CPU unless the
-    optimizer is fused or capturable: ``Optimizer._process_value_according_to_param_policy``). An exact resume needs more than the weights: the optimizer, the
-    scaler and scheduler, the step, the random generators' states and the position in the data
-    (lessons 05 and 07).
-    Introduced in lesson 07.
+    primitive types, plain containers and a short allow-list of torch types (dtypes, sizes...).
+    ``model.load_state_dict`` copies each tensor into the parameter that is already there, on that
+    parameter's device, and ``optimizer.load_state_dict`` moves the state to its parameters'
+    devices (all but the ``step`` counts, which stay on the CPU unless the optimizer is fused or
+    capturable: ``Optimizer._process_value_according_to_param_policy``). An exact resume needs
+    more than the weights: the optimizer, the scaler and scheduler, the step, the random
+    generators' states and the position in the data (lessons 05 and 07). Introduced in lesson 07.
     """
     import matplotlib.pyplot as plt
 
@@ -263,7 +264,8 @@ def draw_checkpoint_flow() -> tuple[Figure, Axes]:
     _arrow(ax, (1.35, 1.2), (2.65, 1.2))
     ax.text(2.0, 1.35, "torch.save", ha="center", fontsize="x-small")
     _box(ax, 7.6, 2.0, "torch.load(path,\nmap_location='cpu',\nweights_only=True)", "#fde2c8", 2.8, 1.0)
-    _box(ax, 7.6, 0.3, "model.load_state_dict(...):\ncopies into the parameters\non their own device", "#d5ecd4", 2.8, 1.0)
+    _box(ax, 7.6, 0.3, "model.load_state_dict(...):\ncopies into the parameters\non their own device",
+         "#d5ecd4", 2.8, 1.0)
     _arrow(ax, (5.15, 1.4), (6.15, 2.0))
     _arrow(ax, (7.6, 1.5), (7.6, 0.85))
     ax.set_xlim(-1.5, 9.2)

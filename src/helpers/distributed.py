@@ -19,6 +19,8 @@ and the store are released too, after a success, a failure, a timeout or an inte
 addition. Introduced in lesson ``11_distributed_data_parallel``.
 """
 
+# ruff: noqa: B905 -- lesson 11 prints gradients() as it stands; its zip pairs equal chunks
+
 from __future__ import annotations
 
 import copy
@@ -38,8 +40,6 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
-from helpers._validate import check_int, check_real, check_sequence, check_str, check_tensor, checked_first
-
 __all__ = [
     "EXPERIMENTS",
     "UnknownExperimentError",
@@ -55,41 +55,6 @@ __all__ = [
 # --- data and model shared by the ranks and the notebook ------------------------------------------
 
 
-_MAX_SUM_DATA = 10**8  # 400 MB of float32, more than enough for a lesson
-# Training runs of lesson 11 take 8 steps of 48 samples. Up to 10**4 steps of up to 10**4
-# samples (the 256 samples wrap around) runs in seconds to a minute on this small model; beyond,
-# a call would look like a hang.
-_MAX_STEPS = 10**4
-_MAX_GLOBAL_BATCH = 10**4
-# sum_bound's n: every count a float64 holds exactly (its bound is inf from 2**24 on anyway).
-_MAX_SUM_TERMS = 2**53
-
-
-def _shown(n: int) -> str:
-    """An int for a message: its digits, or their count where there are too many to print."""
-    if n.bit_length() <= 64:
-        return str(n)
-    digits = int((n.bit_length() - 1) * math.log10(2)) + 1
-    return f"an int of {digits + (abs(n) >= 10**digits)} digits"
-
-
-def _check_steps(steps: object, global_batch: object, min_batch: int = 1) -> tuple[int, int]:
-    """``steps`` from 0 to _MAX_STEPS and ``global_batch`` from ``min_batch`` to _MAX_GLOBAL_BATCH."""
-    steps = check_int(steps, "steps", min=0)
-    if steps > _MAX_STEPS:
-        raise ValueError(
-            f"steps must be at most {_MAX_STEPS} (lesson 11 trains 8; more would run for many "
-            f"minutes on this CPU), got {_shown(steps)}"
-        )
-    global_batch = check_int(global_batch, "global_batch", min=min_batch)
-    if global_batch > _MAX_GLOBAL_BATCH:
-        raise ValueError(
-            f"global_batch must be at most {_MAX_GLOBAL_BATCH} (lesson 11 uses 48 of 256 samples; "
-            f"larger batches would run for many minutes), got {_shown(global_batch)}"
-        )
-    return steps, global_batch
-
-
 def sum_data(n: int = 10**6) -> torch.Tensor:
     """The numbers lesson 11 sums across ranks: multiples of 1/8 from 0 to 7.875.
 
@@ -98,10 +63,7 @@ def sum_data(n: int = 10**6) -> torch.Tensor:
     float32 holds every multiple of 1/8, so such a share is summed exactly in any order (lesson 11
     asserts the bound). Not every 500 000 of them would do: the largest 500 000 sum to
     2 968 146.625. The sum of all 10**6 is above 2**21 and must round.
-
-    ``n`` is an int from 0 to 10**8 (``TypeError``/``ValueError`` otherwise).
     """
-    check_int(n, "n", min=0, max=_MAX_SUM_DATA)
     return torch.randint(0, 64, (n,), generator=torch.Generator().manual_seed(10)) / 8
 
 
@@ -137,12 +99,7 @@ def _sgd_step(model: nn.Module, lr: float = 0.1) -> None:
 
 
 def single_process_training(steps: int = 8, global_batch: int = 48) -> list[torch.Tensor]:
-    """The reference for :func:`ddp`: one process, the full global batch per step, plain SGD.
-
-    ``steps`` is an int from 0 to 10**4 and ``global_batch`` an int from 1 to 10**4 (lesson 11
-    uses 8 and 48; the caps keep a call to at most about a minute).
-    """
-    _check_steps(steps, global_batch)
+    """The reference for :func:`ddp`: one process, the full global batch per step, plain SGD."""
     torch.manual_seed(0)
     model = _model()
     for step in range(steps):
@@ -154,35 +111,6 @@ def single_process_training(steps: int = 8, global_batch: int = 48) -> list[torc
 
 
 # --- the experiments (run inside each rank) ------------------------------------------------------
-#
-# Each experiment checks its arguments first (a wrong rank or world size would otherwise surface
-# as a hang or a deep error from torch.distributed). The checks live in a wrapper, applied below
-# the experiments, that keeps each function's name, docstring and, through ``__wrapped__``, the
-# source that ``inspect.getsource`` shows: lesson 11 prints ``allreduce``, ``gradients`` and
-# ``ring_allreduce`` to show what they compute, not their argument checks.
-
-def _check_experiment(rank: object, world: object) -> dict:
-    """``world`` an int >= 1 and ``rank`` an int in [0, world)."""
-    world = check_int(world, "world", min=1)
-    rank = check_int(rank, "rank", min=0)
-    if rank >= world:
-        raise ValueError(f"rank must be below world ({world}): ranks are 0 to {world - 1}; got {rank}")
-    return {"rank": rank, "world": world}
-
-
-def _check_gradients(rank: object, world: object, micro_batches: object) -> dict:
-    checked = _check_experiment(rank, world)
-    world = checked["world"]
-    if world > 48:
-        raise ValueError(f"world must be at most 48 here (48 samples are shared out), got {world}")
-    micro_batches = check_int(micro_batches, "micro_batches", min=1, max=48 // world)
-    return {**checked, "micro_batches": micro_batches}
-
-
-def _check_ddp(rank: object, world: object, steps: object, global_batch: object) -> dict:
-    checked = _check_experiment(rank, world)
-    steps, global_batch = _check_steps(steps, global_batch, min_batch=checked["world"])
-    return {**checked, "steps": steps, "global_batch": global_batch}
 
 
 def allreduce(rank: int, world: int) -> dict:
@@ -240,8 +168,6 @@ def ddp(rank: int, world: int, steps: int = 8, global_batch: int = 48) -> dict:
     Trained twice: with the default buckets (25 MiB), and with ``bucket_cap_mb=0.0001`` (about
     100 bytes), which puts this model's four parameters into three buckets. The bucket sizes
     are None where DDP has not rebuilt its buckets yet (after two steps or fewer on one rank).
-    ``steps`` is an int from 0 to 10**4; ``global_batch`` an int from ``world`` (a sample per rank)
-    to 10**4 (lesson 11 uses 8 and 48; the caps keep a run to at most minutes).
     """
     params, buckets = _train_ddp(rank, world, steps, global_batch, bucket_cap_mb=None)
     params_small, buckets_small = _train_ddp(rank, world, steps, global_batch, bucket_cap_mb=0.0001)
@@ -299,14 +225,6 @@ def hangs(rank: int, world: int) -> dict:
         time.sleep(3600)
     return {}
 
-
-allreduce = checked_first(allreduce, _check_experiment)
-gradients = checked_first(gradients, _check_gradients)
-ddp = checked_first(ddp, _check_ddp)
-seeding = checked_first(seeding, _check_experiment)
-sync_batchnorm = checked_first(sync_batchnorm, _check_experiment)
-fails = checked_first(fails, _check_experiment)
-hangs = checked_first(hangs, _check_experiment)
 
 EXPERIMENTS = {
     "allreduce": allreduce,
@@ -381,17 +299,11 @@ def _logs(folder: str, world: int) -> str:
     )
 
 
-class UnknownExperimentError(KeyError, ValueError):
-    """:func:`run_ranks` was asked for an experiment :data:`EXPERIMENTS` does not have, or for none.
-
-    A ``KeyError`` (a name looked up) and a ``ValueError`` (an argument out of range) both.
-    """
+class UnknownExperimentError(KeyError):
+    """:func:`run_ranks` was asked for an experiment :data:`EXPERIMENTS` does not have."""
 
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0]) if self.args else ""
-
-
-MAX_WORLD = 8  # ranks on one machine, each a process with its own copy of torch
 
 
 def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[str, dict[int, dict]]:
@@ -401,24 +313,12 @@ def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[
     fails, and ``TimeoutError`` if the ranks have not all finished after ``timeout`` seconds (a
     rank stuck outside a collective would otherwise wait forever). No process, file or port is
     left behind in any case, nor after an interrupt (``KeyboardInterrupt``), which is re-raised.
-    Introduced in lesson 11.
-
-    The arguments are checked before anything starts: ``names`` a non-empty list or tuple of
-    names from :data:`EXPERIMENTS` (else ``TypeError``, or ``UnknownExperimentError``, a
-    ``KeyError`` and ``ValueError``, listing the known ones), ``world`` an int from 1 to
-    :data:`MAX_WORLD`, ``timeout`` a positive finite number of seconds.
+    A name that :data:`EXPERIMENTS` lacks raises ``UnknownExperimentError`` (a ``KeyError``)
+    before any rank starts. Introduced in lesson 11.
     """
-    if isinstance(names, str):
-        raise TypeError(f"names must be a list of experiment names, got the string {names!r}")
-    names = check_sequence(names, "names", item_check=lambda v, where: check_str(v, where))
-    known = ", ".join(EXPERIMENTS)
-    if not names:
-        raise UnknownExperimentError(f"names is empty: name at least one experiment; known: {known}")
     unknown = [name for name in names if name not in EXPERIMENTS]
     if unknown:
-        raise UnknownExperimentError(f"names has unknown experiment(s) {unknown!r}; known: {known}")
-    world = check_int(world, "world", min=1, max=MAX_WORLD)
-    timeout = check_real(timeout, "timeout", positive=True)
+        raise UnknownExperimentError(f"unknown experiment(s) {unknown!r}; known: {', '.join(EXPERIMENTS)}")
     with tempfile.TemporaryDirectory(prefix="ranks-") as folder:
         # The rendezvous: a key-value store the ranks connect to. Port 0 lets the operating system
         # pick a free port when the store binds it, so no other program can take it in between.
@@ -479,39 +379,10 @@ def ring_allreduce(rows: torch.Tensor, max_segment_bytes: int = 1024 * 1024) -> 
     return out
 
 
-MAX_RING_RANKS = 1024  # the additions grow with the square of the ranks
-
-
-def _check_ring_allreduce(rows: object, max_segment_bytes: object) -> dict:
-    """``rows`` a 2-D floating-point tensor of 1 to MAX_RING_RANKS rows, dense (strided) and holding
-    values (not on the meta device); ``max_segment_bytes`` an int of at least one element's bytes."""
-    rows = check_tensor(rows, "rows", floating=True, dim=2)
-    if rows.layout != torch.strided:
-        raise TypeError(f"rows must be a dense (strided) tensor, got layout {rows.layout}; use rows.to_dense()")
-    if rows.device.type == "meta":
-        raise ValueError("rows is on the meta device: it holds no values to add")
-    if rows.shape[0] == 0:
-        raise ValueError(f"rows must have at least one row (one per rank), got shape {tuple(rows.shape)}")
-    if rows.shape[0] > MAX_RING_RANKS:
-        raise ValueError(f"rows must have at most {MAX_RING_RANKS} rows (one per rank), got {rows.shape[0]}")
-    max_segment_bytes = check_int(max_segment_bytes, "max_segment_bytes", min=rows.element_size())
-    return {"max_segment_bytes": max_segment_bytes}
-
-
-ring_allreduce = checked_first(ring_allreduce, _check_ring_allreduce)
-
-
 def sum_bound(n: int) -> float:
     """Worst-case relative error of any order of an ``n``-term float32 sum of positive numbers.
 
-    ``n`` is an int from 1 to 2**53 (every count a float64 holds exactly); the bound is ``inf``
-    from ``n = 2**24`` on, where it says nothing.
+    The bound is ``inf`` from ``n = 2**24`` on, where it says nothing.
     """
-    n = check_int(n, "n", min=1)
-    if n > _MAX_SUM_TERMS:
-        raise ValueError(
-            f"n must be at most 2**53 = {_MAX_SUM_TERMS} terms (every count a float64 holds "
-            f"exactly; the bound is inf from 2**24 on anyway), got {_shown(n)}"
-        )
     u = 2.0**-24
     return n * u / (1 - n * u) if n * u < 1 else math.inf

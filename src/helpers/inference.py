@@ -17,8 +17,6 @@ from collections.abc import Callable
 
 import torch
 
-from helpers._validate import check_callable
-
 __all__ = ["cpu_features", "library_calls", "load_int8_quantization"]
 
 
@@ -86,10 +84,7 @@ def library_calls(fn: Callable[[], object]) -> list[tuple[str, str]]:
     oneDNN call as primitive, implementation and operand dtypes. A library the build lacks is
     skipped. Written for Linux and macOS; on Windows it returns only what the C runtime there
     lets it capture. Introduced in lesson 09.
-
-    Raises ``TypeError`` unless ``fn`` is callable (before any output is redirected).
     """
-    check_callable(fn, "fn")
     libc = ctypes.CDLL(None) if sys.platform != "win32" else None
     sys.stdout.flush()
     with tempfile.TemporaryFile() as sink:

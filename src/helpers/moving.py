@@ -6,15 +6,13 @@ Introduced in lesson ``06_moving_models``; lesson 07 (checkpoints) uses both.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from helpers._validate import check_device, check_dtype, check_module, check_str
-from helpers.devices import _check_available
+from helpers.devices import usable_device
 from helpers.tables import Table
 
 __all__ = ["Stray", "move", "stray_tensors", "check_one_device", "tensor_places"]
@@ -28,79 +26,39 @@ def move(obj: Any, device: str | torch.device | None = None, dtype: torch.dtype 
     Like ``Tensor.to``, a tensor already on ``device`` with ``dtype`` is returned itself, not copied.
     Introduced in lesson 06.
 
-    ``obj`` may be anything: what is not a tensor or one of those containers passes through
-    unchanged. A structure that contains itself raises ``ValueError``, and a container whose class
-    cannot be rebuilt from its moved items ``TypeError``, each naming where (``obj['a'][0]``).
-    ``device`` (a ``torch.device`` or a name such as ``"cpu"``, ``"cuda:0"``,
-    ``"meta"``) and ``dtype`` (a floating-point ``torch.dtype``) are checked first:
-    ``ValueError`` if both are None, for a device name torch does not know or a device this
-    machine lacks (CUDA, MPS, or another type such as ``"xpu"`` that this torch cannot use;
-    ``"cpu"`` and ``"meta"`` are always there), and for a dtype that is not floating-point;
-    ``TypeError`` for values of other kinds. A structure nested more deeply than Python's
-    recursion limit allows (about a thousand levels) raises ``ValueError``.
+    ``ValueError`` if both ``device`` and ``dtype`` are None, for a device name torch does not
+    know or a CUDA or MPS device this machine lacks, and for a dtype that is not floating-point;
+    ``TypeError`` for a ``device`` or ``dtype`` of another kind.
     """
     if device is None and dtype is None:
         raise ValueError("give a device, a dtype, or both")
     if device is not None:
-        device = _check_available(check_device(device, "device"), "device")
-    if dtype is not None:
-        check_dtype(dtype, "dtype")
-        if not dtype.is_floating_point:
-            raise ValueError(f"dtype must be a floating-point dtype, not {dtype}")
-    try:
-        return _move(obj, device, dtype)
-    except RecursionError:
-        raise ValueError(
-            f"obj is nested too deeply for move to copy (deeper than Python's recursion limit, "
-            f"{sys.getrecursionlimit()})"
-        ) from None
+        device = usable_device(device, "device")
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype such as torch.float32, got {type(dtype).__name__}")
+    if dtype is not None and not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating-point dtype, not {dtype}")
+    return _move(obj, device, dtype)
 
 
-def _move(
-    obj: Any,
-    device: torch.device | None,
-    dtype: torch.dtype | None,
-    where: str = "obj",
-    active: frozenset = frozenset(),
-) -> Any:
-    """:func:`move` once ``device`` and ``dtype`` are checked; ``where`` names ``obj`` in errors,
-    ``active`` holds the ids of the containers being copied around it (to refuse a cycle)."""
+def _move(obj: Any, device: torch.device | None, dtype: torch.dtype | None) -> Any:
     if isinstance(obj, torch.Tensor):
         cast = dtype if dtype is not None and (obj.is_floating_point() or obj.is_complex()) else None
         return obj.to(device=device, dtype=cast)
-    is_dataclass = dataclasses.is_dataclass(obj) and not isinstance(obj, type)
-    if not (is_dataclass or isinstance(obj, (Mapping, list, tuple))):
-        return obj
-    if id(obj) in active:
-        raise ValueError(f"{where} contains itself, so move cannot copy it")
-    active = active | {id(obj)}
-    rebuild: Callable[[], Any]
     if isinstance(obj, Mapping):
-        items = {k: _move(v, device, dtype, f"{where}[{k!r}]", active) for k, v in obj.items()}
+        items = {k: _move(v, device, dtype) for k, v in obj.items()}
         if isinstance(obj, defaultdict):
-            rebuild = lambda: type(obj)(obj.default_factory, items)
-        else:
-            rebuild = lambda: type(obj)(items)  # type: ignore[call-arg]
-    elif isinstance(obj, (list, tuple)):
-        values = [_move(v, device, dtype, f"{where}[{i}]", active) for i, v in enumerate(obj)]
+            return type(obj)(obj.default_factory, items)
+        return type(obj)(items)  # type: ignore[call-arg]
+    if isinstance(obj, (list, tuple)):
+        values = [_move(v, device, dtype) for v in obj]
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # a named tuple
-            rebuild = lambda: type(obj)(*values)
-        else:
-            rebuild = lambda: type(obj)(values)
-    else:
-        changes = {
-            f.name: _move(getattr(obj, f.name), device, dtype, f"{where}.{f.name}", active)
-            for f in dataclasses.fields(obj)
-            if f.init
-        }
-        rebuild = lambda: dataclasses.replace(obj, **changes)
-    try:
-        return rebuild()
-    except Exception as exc:  # a container class whose constructor does not take its items back
-        raise TypeError(
-            f"{where}: move cannot rebuild a {type(obj).__name__} from its moved items "
-            f"({type(exc).__name__}: {exc})"
-        ) from exc
+            return type(obj)(*values)
+        return type(obj)(values)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        fields = [f.name for f in dataclasses.fields(obj) if f.init]
+        return dataclasses.replace(obj, **{f: _move(getattr(obj, f), device, dtype) for f in fields})
+    return obj
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +67,6 @@ class Stray:
 
     name: str
     device: torch.device
-
-    def __post_init__(self) -> None:
-        check_str(self.name, "name")
-        object.__setattr__(self, "device", check_device(self.device, "device"))  # a name becomes a device
 
     def __str__(self) -> str:
         return f"{self.name} ({self.device})"
@@ -141,21 +95,15 @@ def stray_tensors(module: torch.nn.Module) -> list[Stray]:
     ``module.to(...)`` does not see them, so they stay where they were created. Introduced in
     lesson 06.
     """
-    check_module(module, "module")
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
     found = []
     for prefix, sub in module.named_modules():
         for attr, value in vars(sub).items():
             if attr.startswith("_"):  # _parameters, _buffers, _modules and PyTorch's own bookkeeping
                 continue
             where = f"{prefix}.{attr}" if prefix else attr
-            try:
-                tensors = _tensors_in(value, where)
-            except RecursionError:
-                raise ValueError(
-                    f"module: its attribute {where} is nested too deeply to search for tensors "
-                    f"(deeper than Python's recursion limit, {sys.getrecursionlimit()})"
-                ) from None
-            found += [Stray(name, tensor.device) for name, tensor in tensors]
+            found += [Stray(name, tensor.device) for name, tensor in _tensors_in(value, where)]
     return found
 
 
@@ -166,10 +114,10 @@ def check_one_device(module: torch.nn.Module) -> torch.device:
     would leave behind). The majority device is taken as the module's; every tensor elsewhere is
     listed by name. Introduced in lesson 06.
     """
-    check_module(module, "module")
+    strays = stray_tensors(module)  # also refuses a module argument that is not a Module
     located = [(n, t.device) for n, t in module.named_parameters()]
     located += [(n, t.device) for n, t in module.named_buffers()]
-    located += [(s.name + " (not a parameter or buffer)", s.device) for s in stray_tensors(module)]
+    located += [(s.name + " (not a parameter or buffer)", s.device) for s in strays]
     if not located:
         raise ValueError(f"{type(module).__name__} holds no tensors, so it is on no device")
     counts: dict[torch.device, int] = {}
@@ -188,11 +136,7 @@ def tensor_places(module: torch.nn.Module, title: str = "") -> Table:
     One row per parameter, per parameter gradient that exists (named ``<parameter>.grad``) and per
     buffer, with its device and dtype. ``Module.to`` converts all three kinds; a loop that assigns
     ``p.data`` for each parameter converts only the first. Introduced in lesson 06.
-
-    ``title`` must be a str (``TypeError`` otherwise).
     """
-    check_module(module, "module")
-    check_str(title, "title")
     rows = []
     for name, param in module.named_parameters():
         rows.append((name, "parameter", param.device, param.dtype))

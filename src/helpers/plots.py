@@ -1,10 +1,6 @@
 """The recurring plots. matplotlib is imported inside each function so ``import helpers`` stays cheap.
 
 Each function draws on a new figure and returns ``(fig, ax)``; the notebook calls ``plt.show()``.
-Each checks all its arguments first, before matplotlib is imported or a figure is created, and
-refuses data that would not plot: NaN or infinite values, series whose lengths differ, values
-that a logarithmic axis cannot show, and text (labels, titles, series names) whose ``$...$``
-mathtext matplotlib cannot parse.
 """
 
 from __future__ import annotations
@@ -19,17 +15,7 @@ if TYPE_CHECKING:  # matplotlib is imported lazily; these names are for type che
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-from helpers._validate import (
-    check_dtype,
-    check_int,
-    check_mapping,
-    check_real,
-    check_sequence,
-    check_str,
-    check_tensor,
-    describe,
-)
-from helpers.floats import _check_float_dtype, ulp
+from helpers.floats import ulp_distance
 
 __all__ = [
     "plot_accumulators",
@@ -46,138 +32,22 @@ __all__ = [
 ]
 
 
-def _check_real_tensor(value: object, name: str) -> torch.Tensor:
-    """A tensor of real numbers (not bool, not complex) whose values can be read (not on meta)."""
-    t = check_tensor(value, name)
-    if t.dtype == torch.bool or t.is_complex():
-        raise TypeError(f"{name} must hold real numbers, got dtype {t.dtype}")
-    if t.layout != torch.strided:
-        raise TypeError(f"{name} must be a dense tensor, got layout {t.layout}; call .to_dense() first")
-    return check_tensor(t, name, finite=True)
-
-
-def _check_text(value: object, name: str) -> str:
-    """A str that matplotlib can draw: where it holds ``$...$`` mathtext, mathtext that parses.
-
-    matplotlib would otherwise fail only when the figure is laid out, with a message that does not
-    say which text is wrong. matplotlib is imported only for a text that holds a "$".
-    """
-    text = check_str(value, name)
-    if "$" in text:
-        from matplotlib.cbook import is_math_text
-        from matplotlib.mathtext import MathTextParser
-
-        if is_math_text(text):
-            try:
-                MathTextParser("path").parse(text)
-            except ValueError as error:
-                reason = str(error).strip().splitlines()[-1] if str(error).strip() else "unparsable"
-                raise ValueError(
-                    f"{name} holds mathtext that matplotlib cannot parse: {text!r} ({reason}); "
-                    "escape a literal dollar sign as \\$"
-                ) from None
-    return text
-
-
-def _check_labels(mapping: dict, name: str) -> None:
-    """Each key of ``mapping`` (a legend label) is text matplotlib can draw."""
-    for key in mapping:
-        _check_text(key, f"{name} key {key!r}")
-
-
-def _check_values(values: torch.Tensor, name: str, positive: bool) -> list[float]:
-    """A 1-D float64 tensor checked all at once (finite, non-negative or positive), as floats.
-
-    A bad value is named by its index, as the item-by-item check of a list would name it.
-    """
-    bad = ~torch.isfinite(values) | ((values <= 0) if positive else (values < 0))
-    if bool(bad.any()):
-        i = int(bad.nonzero()[0, 0])
-        check_real(float(values[i]), f"{name}[{i}]", positive=positive, min=0.0)  # raises, naming it
-    return values.tolist()
-
-
-def _check_series(value: object, name: str, *, positive: bool = False) -> list[float]:
-    """Finite real numbers (non-negative, or ``positive``) as a list of floats.
-
-    Accepts a list or tuple of numbers, or a 1-D tensor or numpy array of real numbers (checked
-    as a whole, so that ten million values take a moment, not minutes).
-    """
-    if isinstance(value, torch.Tensor):
-        t = _check_real_tensor(value, name)
-        if t.dim() != 1:
-            raise ValueError(f"{name} must be 1-D, got a tensor of shape {tuple(t.shape)}")
-        return _check_values(t.detach().cpu().double(), name, positive)
-    if type(value).__module__ == "numpy" and type(value).__name__ == "ndarray":
-        if value.ndim != 1 or value.dtype.kind not in "iuf":  # type: ignore[attr-defined]
-            raise TypeError(f"{name} must be a 1-D array of real numbers, got {describe(value)}")
-        import numpy as np
-
-        return _check_values(torch.from_numpy(np.array(value, dtype=np.float64)), name, positive)
-    return check_sequence(
-        value, name, item_check=lambda v, n: check_real(v, n, positive=positive, min=0.0)
-    )
-
-
-def _check_pair_of_series(value: object, name: str) -> tuple[list[float], list[float]]:
-    """``(xs, ys)`` for a log-log plot: positive xs, non-negative ys, as many of each, at least one."""
-    pair = check_sequence(value, name, length=2)
-    xs = _check_series(pair[0], f"{name}[0]", positive=True)
-    ys = _check_series(pair[1], f"{name}[1]")
-    if len(xs) != len(ys) or len(xs) == 0:
-        raise ValueError(f"{name}: {len(xs)} sizes in {name}[0] for {len(ys)} values in {name}[1]")
-    return xs, ys
-
-
-def _check_float32_range(low: float, high: float, what: str) -> None:
-    """The axis range [low, high] is computed in float32: it must neither underflow nor overflow."""
-    if not (float(torch.tensor(low)) > 0 and math.isfinite(float(torch.tensor(high)))):
-        raise ValueError(f"{what} beyond the float32 range the plot is computed in: {low:g} to {high:g}")
-
-
 def plot_sum_spread(
     sums: torch.Tensor, exact: float, unit: float, title: str = "", unit_name: str = ""
 ) -> tuple[Figure, Axes]:
     """Histogram of many sums of the same numbers, as distances from the exact sum in units of ``unit``.
 
-    ``sums`` is a non-empty tensor of finite real numbers (any shape, on any device); ``exact``
-    a finite number; ``unit`` a positive finite number. ``unit_name`` labels the unit on the x
-    axis (for example "ULPs of the sum"). Introduced in lesson 01 (different orders) and reused
-    for atomics in lesson 02.
-
-    Raises:
-        TypeError: ``sums`` is not a tensor of real numbers, a number is not a number, or a
-            label is not a str.
-        ValueError: ``sums`` is empty or holds NaN or inf, ``exact`` is not finite, ``unit`` is
-            not positive and finite, the distances in units of ``unit`` overflow or are too large
-            for the histogram's bins to tell apart, or a label holds mathtext that does not parse.
+    ``sums`` holds the sums (any shape, on any device); ``exact`` is the exact sum and ``unit``
+    the unit of the distances. ``unit_name`` labels the unit on the x axis (for example "ULPs of
+    the sum"). Introduced in lesson 01 (different orders) and reused for atomics in lesson 02.
     """
-    sums = _check_real_tensor(sums, "sums")
-    if sums.numel() == 0:
-        raise ValueError(f"sums is empty (shape {tuple(sums.shape)}): nothing to plot")
-    exact = check_real(exact, "exact")
-    unit = check_real(unit, "unit", positive=True)
-    _check_text(title, "title")
-    _check_text(unit_name, "unit_name")
     offsets = ((sums.detach().cpu().double() - exact) / unit).flatten()
-    if not bool(torch.isfinite(offsets).all()):
-        raise ValueError(f"unit={unit:g} is too small: the distances of sums from exact overflow in it")
     bins = min(60, max(10, int(offsets.unique().numel())))
-    import numpy as np
-
-    try:
-        edges = np.histogram_bin_edges(offsets.numpy(), bins=bins)
-    except ValueError:  # the bins are narrower than the gaps between floats this far from exact
-        raise ValueError(
-            f"unit={unit:g} is too small for exact={exact:g}: the sums lie about "
-            f"{float(offsets.abs().max()):.3g} units from exact, too far for a histogram to tell "
-            "their distances apart; use a larger unit or an exact closer to the sums"
-        ) from None
 
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    ax.hist(offsets.numpy(), bins=edges, color="#2471a3")
+    ax.hist(offsets.numpy(), bins=bins, color="#2471a3")
     ax.axvline(0.0, color="black", linestyle="--", label="exact sum")
     ax.set_xlabel(f"sum - exact, in {unit_name or f'units of {unit:.3g}'}")
     ax.set_ylabel("orders")
@@ -196,32 +66,9 @@ def plot_error_growth(
 ) -> tuple[Figure, Axes]:
     """Measured errors (solid, markers) and their bounds (dashed) against n, on log-log axes.
 
-    ``ns`` holds the sizes (positive numbers); ``errors`` and ``bounds`` map a label to one
-    value per size (finite, non-negative). Each may be a list, tuple, or 1-D tensor or array.
+    ``ns`` holds the sizes; ``errors`` and ``bounds`` map a label to one value per size.
     Introduced in lesson 01; lesson 03 plots matmul errors against the inner dimension with it.
-
-    Raises:
-        TypeError: an argument or value is of the wrong kind (the message names it, for
-            example ``errors['kahan'][2]``).
-        ValueError: ``ns`` or ``errors`` is empty, a value is negative or not finite, a size is
-            not positive, or a series has not one value per size.
     """
-    ns = _check_series(ns, "ns", positive=True)
-    if len(ns) == 0:
-        raise ValueError("ns is empty")
-    errors = check_mapping(errors, "errors", nonempty=True, value_check=_check_series)
-    bounds = check_mapping(bounds, "bounds", value_check=_check_series) if bounds is not None else None
-    _check_text(ylabel, "ylabel")
-    _check_text(xlabel, "xlabel")
-    _check_labels(errors, "errors")
-    _check_labels(bounds or {}, "bounds")
-    for group, series in (("errors", errors), ("bounds", bounds or {})):
-        for name, values in series.items():
-            if len(values) != len(ns):
-                raise ValueError(
-                    f"{group}[{name!r}] has {len(values)} values for {len(ns)} sizes (the length of ns)"
-                )
-
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -246,38 +93,19 @@ def plot_sweeps(
 ) -> tuple[Figure, Axes]:
     """Several size sweeps on log-log axes: ``series`` maps a label to (sizes, values).
 
-    Labels that contain "recorded" are drawn dashed, so live and recorded data never look alike.
-    Sizes must be positive and values non-negative, all finite; each of the two may be a list,
-    tuple, or 1-D tensor or array. Introduced in lesson 08.
-
-    Raises:
-        TypeError: an argument, pair or number is of the wrong kind (the message names it, for
-            example ``series['CPU'][1][0]``).
-        ValueError: ``series`` is empty, a pair's sizes and values differ in number (or are
-            none), or a number is out of range or not finite.
+    Introduced in lesson 08.
     """
-    series = check_mapping(series, "series", nonempty=True, value_check=_check_pair_of_series)
-    _check_labels(series, "series")
-    _check_text(xlabel, "xlabel")
-    _check_text(ylabel, "ylabel")
-    _check_text(title, "title")
-
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for label, (xs, ys) in series.items():
-        ax.loglog(xs, ys, "o--" if "recorded" in label else "o-", label=label, markersize=4)
+        ax.loglog(xs, ys, "o-", label=label, markersize=4)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize="small")
     fig.tight_layout()
     return fig, ax
-
-
-def _check_roofline_point(value: object, name: str) -> tuple[float, float]:
-    pair = check_sequence(value, name, length=2)
-    return check_real(pair[0], f"{name}[0]", positive=True), check_real(pair[1], f"{name}[1]", min=0.0)
 
 
 def plot_roofline(
@@ -287,25 +115,11 @@ def plot_roofline(
 
     The ceilings are ``peak_gbps * intensity`` (memory bound) and ``peak_gflops`` (compute bound);
     they meet at the ridge point ``peak_gflops / peak_gbps``. ``points`` maps a label to
-    ``(intensity, gflops)``: a positive and a non-negative finite number. Introduced in lesson 08.
-
-    Raises:
-        TypeError: an argument or number is of the wrong kind (the message names it, for
-            example ``points['matmul'][0]``).
-        ValueError: a peak is not positive and finite, a point's numbers are out of range or not
-            finite, or the intensities span more than float32 can hold.
+    ``(intensity, gflops)``. Introduced in lesson 08.
     """
-    points = check_mapping(points, "points", value_check=_check_roofline_point)
-    peak_gflops = check_real(peak_gflops, "peak_gflops", positive=True)
-    peak_gbps = check_real(peak_gbps, "peak_gbps", positive=True)
-    _check_labels(points, "points")
-    _check_text(title, "title")
     ridge = peak_gflops / peak_gbps
     intensities = [i for i, _ in points.values()] + [ridge]
     low, high = min(intensities) / 4, max(intensities) * 4
-    _check_float32_range(low, high, "the intensities in points and the ridge peak_gflops / peak_gbps reach")
-    if not math.isfinite(float(torch.tensor(peak_gflops))):
-        raise ValueError(f"peak_gflops={peak_gflops:g} is beyond the float32 range the plot is computed in")
 
     import matplotlib.pyplot as plt
 
@@ -324,15 +138,6 @@ def plot_roofline(
     return fig, ax
 
 
-def _check_runs(value: object, name: str) -> torch.Tensor:
-    t = check_tensor(value, name)
-    if t.dim() != 1 or t.numel() == 0:
-        raise ValueError(
-            f"{name} must be a non-empty 1-D tensor of results, one per run; got shape {tuple(t.shape)}"
-        )
-    return _check_real_tensor(t, name)
-
-
 def plot_run_spread(
     runs: Mapping[str, torch.Tensor], exact: float, unit: float, unit_name: str = "", title: str = ""
 ) -> tuple[Figure, Axes]:
@@ -342,26 +147,8 @@ def plot_run_spread(
     drawn as dots against the run number, in units of ``unit`` from ``exact``, so a setting whose
     runs agree bit for bit shows as a flat row. ``unit_name`` labels the unit on the y axis.
     Introduced in lesson 04.
-
-    Raises:
-        TypeError: ``runs`` is not a mapping of str to tensors of real numbers, a number is not
-            a number, or a label is not a str.
-        ValueError: ``runs`` is empty, a tensor is not 1-D, empty, or holds NaN or inf,
-            ``exact`` is not finite, ``unit`` is not positive and finite, or the distances in
-            units of ``unit`` overflow.
     """
-    runs = check_mapping(runs, "runs", nonempty=True, value_check=_check_runs)
-    exact = check_real(exact, "exact")
-    unit = check_real(unit, "unit", positive=True)
-    _check_labels(runs, "runs")
-    _check_text(unit_name, "unit_name")
-    _check_text(title, "title")
     offsets = {label: (values.detach().cpu().double() - exact) / unit for label, values in runs.items()}
-    for label, values in offsets.items():
-        if not bool(torch.isfinite(values).all()):
-            raise ValueError(
-                f"unit={unit:g} is too small: the distances of runs[{label!r}] from exact overflow in it"
-            )
 
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
@@ -377,10 +164,6 @@ def plot_run_spread(
     ax.legend(fontsize="small")
     fig.tight_layout()
     return fig, ax
-
-
-def _check_results(value: object, name: str) -> torch.Tensor:
-    return _check_real_tensor(value, name)
 
 
 def plot_tolerance_band(
@@ -399,29 +182,7 @@ def plot_tolerance_band(
     ``(|expected|, |actual - expected|)``, computed in float64; points above the line, the
     entries the check rejects, are red. An error of exactly 0 cannot sit on a log axis: it is drawn
     at the bottom edge, and so is an ``|expected|`` of 0 at the left edge. Introduced in lesson 10.
-
-    Raises:
-        TypeError: ``results`` is not a mapping of str to tensors of real numbers, ``expected``
-            is not such a tensor, or ``rtol``, ``atol`` are not numbers.
-        ValueError: ``results`` is empty, a tensor holds NaN or inf or is shaped unlike
-            ``expected``, ``expected`` is empty, ``rtol`` or ``atol`` is negative or not finite,
-            or both are 0 (no band to draw).
     """
-    results = check_mapping(results, "results", nonempty=True, value_check=_check_results)
-    expected = _check_real_tensor(expected, "expected")
-    if expected.numel() == 0:
-        raise ValueError("expected must hold at least one value")
-    for label, values in results.items():
-        if values.shape != expected.shape:
-            raise ValueError(
-                f"results[{label!r}] has shape {tuple(values.shape)}, expected {tuple(expected.shape)}"
-            )
-    rtol = check_real(rtol, "rtol", min=0.0)
-    atol = check_real(atol, "atol", min=0.0)
-    if rtol == 0 and atol == 0:
-        raise ValueError("rtol and atol are both 0: the check then asks for equality, and there is no band")
-    _check_labels(results, "results")
-    _check_text(title, "title")
     e = expected.detach().cpu().double().flatten()
     size = e.abs()
     errors = {label: (v.detach().cpu().double().flatten() - e).abs() for label, v in results.items()}
@@ -459,10 +220,6 @@ def plot_tolerance_band(
     return fig, ax
 
 
-#: The most additions :func:`plot_accumulators` makes per dtype (each is a Python-level step).
-MAX_ACCUMULATOR_STEPS = 20_000
-
-
 def running_total(value: float, steps: int, dtype: torch.dtype) -> torch.Tensor:
     """The running total of ``value`` added ``steps`` times, one addition at a time in ``dtype``.
 
@@ -470,9 +227,6 @@ def running_total(value: float, steps: int, dtype: torch.dtype) -> torch.Tensor:
     keeps ``total = total + x`` in that format (not ``torch.cumsum``, whose CPU kernel may add in a
     wider type). Returns a float64 tensor of ``steps`` totals. Introduced in lesson 03.
     """
-    value = check_real(value, "value")
-    steps = check_int(steps, "steps", min=1, max=MAX_ACCUMULATOR_STEPS)
-    dtype = _check_float_dtype(dtype)
     x, total = torch.tensor(value, dtype=dtype), torch.zeros((), dtype=dtype)
     out = []
     for _ in range(steps):
@@ -491,20 +245,9 @@ def plot_accumulators(
 
     A total stops growing once ``value`` is less than half the gap between neighbouring floats
     at the total, or exactly half with the tie rounded to the even neighbour (the total itself):
-    adding 1.0 in float16 stalls at 2048, in bfloat16 at 256; float32 keeps counting to 2**24. The exact total is drawn dashed, and each stall is marked. Introduced in
-    lesson 03.
-
-    Raises:
-        TypeError: a dtype is not a floating dtype, or a number is not a number.
-        ValueError: ``dtypes`` is empty, ``steps`` is outside 1..MAX_ACCUMULATOR_STEPS, or
-            ``value`` is not positive and finite.
+    adding 1.0 in float16 stalls at 2048, in bfloat16 at 256; float32 keeps counting to 2**24.
+    The exact total is drawn dashed, and each stall is marked. Introduced in lesson 03.
     """
-    dtypes = check_sequence(dtypes, "dtypes", item_check=lambda d, n: _check_float_dtype(d, name=n))
-    if not dtypes:
-        raise ValueError("dtypes must name at least one floating dtype")
-    steps = check_int(steps, "steps", min=1, max=MAX_ACCUMULATOR_STEPS)
-    value = check_real(value, "value", positive=True)
-    _check_text(title, "title")
     totals = {dtype: running_total(value, steps, dtype) for dtype in dtypes}
 
     import matplotlib.pyplot as plt
@@ -536,22 +279,10 @@ def plot_number_line(
 
     ``count`` neighbours below ``power`` and ``count`` above it are drawn as ticks: the gap
     between neighbours doubles at the power of two, where the exponent steps up (except at the
-    smallest normal number, ``finfo.tiny``, where the subnormals below keep the same gap). The gaps are
-    labelled. Introduced in lesson 01.
-
-    Raises:
-        TypeError: ``dtype`` is not a floating dtype, or ``power``/``count`` are not numbers.
-        ValueError: ``power`` is not a positive power of two that ``dtype`` holds as a normal
-            number with ``count`` neighbours on each side, or ``count`` is outside 1..64.
+    smallest normal number, ``finfo.tiny``, where the subnormals below keep the same gap). The
+    gaps are labelled. ``power`` is a power of two that ``dtype`` holds as a normal number.
+    Introduced in lesson 01.
     """
-    dtype = _check_float_dtype(dtype)
-    power = check_real(power, "power", positive=True)
-    count = check_int(count, "count", min=1, max=64)
-    _check_text(title, "title")
-    mantissa, _ = math.frexp(power)
-    info = torch.finfo(dtype)
-    if mantissa != 0.5 or not (info.tiny <= power <= info.max / 4):
-        raise ValueError(f"power must be a power of two that {dtype} holds as a normal number, got {power!r}")
     centre = torch.tensor(power, dtype=dtype)
     below, above, x = [], [], centre
     for _ in range(count):
@@ -592,20 +323,8 @@ def plot_ulp_differences(
     float dtype and shape. The distance is signed: positive where ``a`` is the larger. The count
     of results that agree bit for bit is the bar at 0, and is given in the title. Introduced in
     lesson 02.
-
-    Raises:
-        TypeError: ``a`` or ``b`` is not a tensor of a float dtype, or they differ in dtype.
-        ValueError: they differ in shape, are empty, or hold NaN.
     """
-    from helpers.floats import ulp_distance
-
-    labels = check_sequence(labels, "labels", length=2, item_check=check_str)
-    for label in labels:
-        _check_text(label, "labels")
-    _check_text(title, "title")
-    distance = ulp_distance(a, b)  # checks both tensors
-    if distance.numel() == 0:
-        raise ValueError("a and b must hold at least one result")
+    distance = ulp_distance(a, b)
     signed = torch.where(a.detach().cpu().flatten() >= b.detach().cpu().flatten(), 1, -1) * distance.flatten()
     same = int((signed == 0).sum())
 
@@ -623,11 +342,6 @@ def plot_ulp_differences(
     return fig, ax
 
 
-def _check_lever(value: object, name: str) -> tuple[float, float]:
-    pair = check_sequence(value, name, length=2)
-    return check_real(pair[0], f"{name}[0]", positive=True), check_real(pair[1], f"{name}[1]", min=0.0)
-
-
 def plot_speed_vs_error(
     levers: Mapping[str, tuple[float, float]], budget: float | None = None, title: str = ""
 ) -> tuple[Figure, Axes]:
@@ -637,17 +351,7 @@ def plot_speed_vs_error(
     no faster) and the error as a number >= 0 (an error of 0 is drawn at the bottom edge). An
     error ``budget``, if given, is drawn as a line: the levers below it and right of 1 are the
     ones worth taking. Introduced in lesson 09.
-
-    Raises:
-        TypeError: ``levers`` is not a mapping of str to pairs of numbers.
-        ValueError: ``levers`` is empty, a speed-up is not positive, an error is negative, or a
-            number or the budget is not finite (the budget must be positive).
     """
-    levers = check_mapping(levers, "levers", nonempty=True, value_check=_check_lever)
-    _check_labels(levers, "levers")
-    if budget is not None:
-        budget = check_real(budget, "budget", positive=True)
-    _check_text(title, "title")
     errors = [e for _, e in levers.values() if e > 0]
     floor = min(errors + ([budget] if budget else [])) / 10 if errors or budget else 1e-12
 
@@ -656,7 +360,8 @@ def plot_speed_vs_error(
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for name, (speed, error) in levers.items():
         ax.scatter([speed], [max(error, floor)], s=40)
-        ax.annotate(name, (speed, max(error, floor)), xytext=(5, 4), textcoords="offset points", fontsize="small")
+        ax.annotate(name, (speed, max(error, floor)), xytext=(5, 4), textcoords="offset points",
+                    fontsize="small")
     ax.axvline(1.0, color="gray", linestyle="--", linewidth=1, label="no faster than the baseline")
     if budget is not None:
         ax.axhline(budget, color="tab:red", linestyle=":", linewidth=1.5, label=f"error budget {budget:.2g}")
@@ -677,19 +382,8 @@ def plot_divergence(divergence: object, title: str = "") -> tuple[Figure, Axes]:
     scale; a module that fails is red, and the first one to fail is named in the title. An error
     of 0 is drawn at the left edge and an infinite one (outputs of other shapes) at the right.
     Introduced in lesson 12.
-
-    Raises:
-        TypeError: ``divergence`` is not a ``Divergence``, or ``title`` is not a str.
-        ValueError: its table has no rows to draw.
     """
-    from helpers.diagnose import Divergence
-
-    if not isinstance(divergence, Divergence):
-        raise TypeError(f"divergence must be what first_divergence returns, got {describe(divergence)}")
-    _check_text(title, "title")
     rows = divergence.table.rows
-    if not rows:
-        raise ValueError("divergence has no module calls to draw")
     names = [str(r[0]) for r in rows]
     errors = [float(r[4]) for r in rows]
     tolerances = [float(r[6]) if isinstance(r[6], (int, float)) else 0.0 for r in rows]
@@ -704,7 +398,8 @@ def plot_divergence(divergence: object, title: str = "") -> tuple[Figure, Axes]:
     y = list(range(len(rows)))[::-1]
     shown = [min(max(e, low), high) for e in errors]
     ax.barh(y, shown, left=low, color=["tab:red" if f else "tab:blue" for f in failed], height=0.6)
-    ax.scatter([max(t, low) for t in tolerances], y, marker="|", s=300, color="black", label="tolerance", zorder=3)
+    ax.scatter([max(t, low) for t in tolerances], y, marker="|", s=300, color="black", label="tolerance",
+               zorder=3)
     ax.set_yticks(y, names, fontsize="small")
     ax.set_xscale("log")
     ax.set_xlim(low, high)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import TYPE_CHECKING
 
 import torch
@@ -10,25 +9,10 @@ import torch
 if TYPE_CHECKING:  # ipywidgets is imported lazily
     import ipywidgets
 
-from helpers._validate import check_int, describe
-from helpers.floats import (
-    FORMATS,
-    INPUT_FORMATS,
-    _check_float_dtype,
-    _check_format,
-    _check_positive_int,
-    float_anatomy,
-    matmul_error,
-    unit_roundoff,
-)
+from helpers.floats import FORMATS, float_anatomy, matmul_error, unit_roundoff
 from helpers.tables import Table
 
 __all__ = ["float_explorer", "precision_table", "reproducibility_checklist", "tolerance_playground"]
-
-#: The largest inner dimension ``precision_table`` computes: a (64 x 2**16) @ (2**16 x 64) product
-#: takes about a second.
-PRECISION_TABLE_MAX_K = 2**16
-
 
 def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32) -> ipywidgets.VBox:
     """A number box and a dtype menu that show how the number is stored (sign, exponent, mantissa).
@@ -36,22 +20,10 @@ def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32) -> ip
     Returns an ipywidgets ``VBox``; display it as a cell's last line. The bits are drawn in an
     ``HTML`` widget updated by callbacks (no ``Output`` widget), so the stored notebook and a
     static page show the initial state. Introduced in lesson 01.
-
-    ``value`` is a real number (an int or float, not a bool; inf and NaN are allowed, as in
-    :func:`helpers.floats.float_anatomy`); ``dtype`` one of float16, bfloat16, float32, float64.
-    Raises ``TypeError`` for a value or dtype of another kind, ``ValueError`` for an int too large
-    for a float.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"value must be a real number (an int or a float), got {describe(value)}")
-    try:
-        value = float(value)
-    except OverflowError:
-        raise ValueError(f"value is too large for a float: {value}") from None
-    dtype = _check_float_dtype(dtype)
     import ipywidgets as widgets
 
-    number = widgets.FloatText(value=value, description="value")
+    number = widgets.FloatText(value=float(value), description="value")
     menu = widgets.Dropdown(
         options=[(str(d).replace("torch.", ""), d) for d in FORMATS], value=dtype, description="dtype"
     )
@@ -74,19 +46,9 @@ def precision_table(fmt: str, k: int) -> Table:
     """The error of a (64 x k) @ (k x 64) product with inputs rounded to ``fmt``, as a table.
 
     Shown with three significant digits: the library's summation order changes the errors by about
-    1e-7 relative, far below that. Introduced in lesson 03.
-
-    ``fmt`` is one of ``INPUT_FORMATS`` and ``k`` a positive int of at most
-    ``PRECISION_TABLE_MAX_K`` (2**16, under a second);
-    raises ``TypeError`` or ``ValueError`` otherwise, before the product is computed.
+    1e-7 relative, far below that. ``fmt`` is one of ``helpers.floats.INPUT_FORMATS``.
+    Introduced in lesson 03.
     """
-    fmt = _check_format(fmt, INPUT_FORMATS)
-    k = _check_positive_int(k, "k")
-    if k > PRECISION_TABLE_MAX_K:
-        raise ValueError(
-            f"k = {k} is too large for precision_table: at most PRECISION_TABLE_MAX_K = 2**16, which "
-            "it computes in about a second; call helpers.floats.matmul_error for larger products"
-        )
     err = matmul_error(fmt, k)
     u = unit_roundoff(fmt)
     return Table(
@@ -116,29 +78,26 @@ def _figure_html(fig) -> str:
     return f'<img alt="tolerance band" src="data:image/png;base64,{encoded}"/>'
 
 
-def tolerance_playground(log10_rtol: float = -5.0, log10_atol: float = -5.0, log2_k: int = 10) -> ipywidgets.VBox:
+def tolerance_playground(
+    log10_rtol: float = -5.0, log10_atol: float = -5.0, log2_k: int = 10
+) -> ipywidgets.VBox:
     """Sliders for rtol, atol and the length K of each sum; shows which results a check passes.
 
     The results are the 64 x 16 entries of a float32 matrix product ``a @ b`` with inner dimension
     ``K = 2**log2_k`` (``torch.randn`` inputs, seed 0), each one a K-term sum, compared with the
     same product in float64; a second series is those results with a 0.1% error, a bug a check
     should catch. The picture is :func:`helpers.plots.plot_tolerance_band`; the text counts
-    what passes and gives ``reduction_tolerances``'s suggestion for this K. Introduced in lesson 10.
-
-    ``log10_rtol`` is a number from -8 to -1, ``log10_atol`` from -9 to 0 (the sliders' ranges),
-    ``log2_k`` an int from 2 to 14; raises ``TypeError`` or ``ValueError`` otherwise.
+    what passes and gives ``reduction_tolerances``'s suggestion for this K. The sliders span
+    ``log10_rtol`` -8 to -1, ``log10_atol`` -9 to 0 and ``log2_k`` 2 to 14. Introduced in lesson 10.
     """
-    from helpers._validate import check_real
-    from helpers.compare import reduction_tolerances
-
-    log10_rtol = check_real(log10_rtol, "log10_rtol", min=-8.0, max=-1.0)
-    log10_atol = check_real(log10_atol, "log10_atol", min=-9.0, max=0.0)
-    log2_k = check_int(log2_k, "log2_k", min=2, max=14)
     import ipywidgets as widgets
 
+    from helpers.compare import reduction_tolerances
     from helpers.plots import plot_tolerance_band
 
-    rtol_slider = widgets.FloatSlider(value=log10_rtol, min=-8.0, max=-1.0, step=0.1, description="log10 rtol")
+    rtol_slider = widgets.FloatSlider(
+        value=log10_rtol, min=-8.0, max=-1.0, step=0.1, description="log10 rtol"
+    )
     atol_slider = widgets.FloatSlider(value=log10_atol, min=-9.0, max=0.0, step=0.1, description="log10 atol")
     k_slider = widgets.IntSlider(value=log2_k, min=2, max=14, description="log2 K")
     view = widgets.HTML()
@@ -168,7 +127,11 @@ def tolerance_playground(log10_rtol: float = -5.0, log10_atol: float = -5.0, log
         caught = int(((bug.double() - expected).abs() > allowed).sum())
         suggested = reduction_tolerances(torch.float32, k, scale=float(expected.abs().mean()))
         fig, _ = plot_tolerance_band(
-            {"float32 a @ b": actual, "with a 0.1% bug": bug}, expected, rtol, atol, title=f"K = {k} terms per sum"
+            {"float32 a @ b": actual, "with a 0.1% bug": bug},
+            expected,
+            rtol,
+            atol,
+            title=f"K = {k} terms per sum",
         )
         view.value = (
             f"<p>rtol = {rtol:.2g}, atol = {atol:.2g}: {passed} of {actual.numel()} correct float32 results "
@@ -189,10 +152,14 @@ def checklist_html(outcome, reasons: list[str]) -> str:
 
     from helpers.checklist import SETTINGS
 
-    used = [f"<li><code>{html.escape(SETTINGS[name])}</code></li>" for name, on in outcome.settings.items() if on]
+    used = [
+        f"<li><code>{html.escape(SETTINGS[name])}</code></li>" for name, on in outcome.settings.items() if on
+    ]
     parts = [f"<p><b>{html.escape(str(outcome))}</b></p>"]
     if outcome.match and reasons:
-        parts.append("<p>They matched this time, but nothing promises it: something below is still left open.</p>")
+        parts.append(
+            "<p>They matched this time, but nothing promises it: something below is still left open.</p>"
+        )
     parts.append("<p>Settings used:</p><ul>" + ("".join(used) or "<li>none</li>") + "</ul>")
     if reasons:
         items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
@@ -204,10 +171,10 @@ def checklist_html(outcome, reasons: list[str]) -> str:
         )
     if outcome.settings["workers"]:
         parts.append(
-            "<p>With workers, PyTorch seeds random, NumPy and torch in each worker from the loader's base seed, "
-            "so the main process's NumPy and Python seeds do not reach the data, and "
-            "<code>worker_init_fn=seed_worker</code> adds nothing here; it matters for a generator the dataset "
-            "keeps itself (lesson 05, DataLoader workers).</p>"
+            "<p>With workers, PyTorch seeds random, NumPy and torch in each worker from the loader's base "
+            "seed, so the main process's NumPy and Python seeds do not reach the data, and "
+            "<code>worker_init_fn=seed_worker</code> adds nothing here; it matters for a generator the "
+            "dataset keeps itself (lesson 05, DataLoader workers).</p>"
         )
     return "".join(parts)
 
@@ -217,14 +184,12 @@ def reproducibility_checklist(**settings: bool) -> ipywidgets.VBox:
     trains the small model twice (:func:`helpers.checklist.run_twice`) and says whether the runs
     match and where they first differ. The keywords tick boxes at the start (True or False, as
     for ``run_twice``); the report shown at the start is computed with them. Introduced in lesson 05.
-
-    Raises:
-        TypeError: a keyword is not a setting, or a value is not a bool.
     """
-    from helpers.checklist import SETTINGS, _check_settings, left_open, run_twice
-
-    chosen = _check_settings(settings)  # before ipywidgets is imported: a bad keyword fails fast
     import ipywidgets as widgets
+
+    from helpers.checklist import SETTINGS, all_settings, left_open, run_twice
+
+    chosen = all_settings(settings)
 
     boxes = {
         name: widgets.Checkbox(value=chosen[name], description=name.replace("_", " "), indent=False)
@@ -245,5 +210,7 @@ def reproducibility_checklist(**settings: bool) -> ipywidgets.VBox:
 
     button.on_click(run)
     run()
-    grid = widgets.GridBox(list(boxes.values()), layout=widgets.Layout(grid_template_columns="repeat(4, 25%)"))
+    grid = widgets.GridBox(
+        list(boxes.values()), layout=widgets.Layout(grid_template_columns="repeat(4, 25%)")
+    )
     return ReproducibilityChecklist([grid, button, view])

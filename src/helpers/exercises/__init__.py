@@ -43,10 +43,10 @@ for _lesson in LESSONS:
     _module = importlib.import_module(f"helpers.exercises.lesson{_lesson}")
     for _id, _entry in _module.CHECKERS.items():
         if not _id.startswith(f"{_lesson}.") or _id in _CHECKERS:
-            raise ImportError(f"exercise {_id!r} of helpers.exercises.lesson{_lesson} is misplaced or repeated")
+            raise ImportError(f"exercise {_id!r} of lesson{_lesson} is misplaced or repeated")
         _CHECKERS[_id] = _entry
     if sorted(_module.KINDS) != sorted(_module.CHECKERS) or not set(_module.KINDS.values()) <= set(KINDS):
-        raise ImportError(f"helpers.exercises.lesson{_lesson}.KINDS must give one of {sorted(KINDS)} per exercise")
+        raise ImportError(f"lesson{_lesson}.KINDS must give one of {sorted(KINDS)} per exercise")
     _KIND_OF.update(_module.KINDS)
 
 

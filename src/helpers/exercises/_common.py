@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 import torch
 
-from helpers._validate import check_str, describe
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -18,12 +16,6 @@ class Verdict:
     exercise: str
     ok: bool | None
     message: str
-
-    def __post_init__(self) -> None:
-        check_str(self.exercise, "exercise")
-        if self.ok is not None and not isinstance(self.ok, bool):
-            raise TypeError(f"ok must be True, False or None, got {describe(self.ok)}")
-        check_str(self.message, "message")
 
     def __str__(self) -> str:
         label = {True: "Correct", False: "Not yet", None: "Not answered yet"}[self.ok]

@@ -129,7 +129,9 @@ def _ex_04_2(answer: object) -> tuple[bool, str]:
         if not isinstance(out, torch.Tensor) or out.is_meta:
             return False, f"histogram must return a tensor; it returned {describe(out)}."
         if out.layout != torch.strided or out.device.type != "cpu":
-            return False, f"histogram must return an ordinary (dense) CPU tensor; it returned {describe(out)}."
+            return False, (
+                f"histogram must return an ordinary (dense) CPU tensor; it returned {describe(out)}."
+            )
         if out.dtype != torch.float32 or tuple(out.shape) != (bins,):
             return False, (
                 f"with bins={bins} it returned {describe(out)}; return a float32 tensor of shape ({bins},), "

@@ -207,7 +207,7 @@ def _same(a: tuple[list[float], dict], b: tuple[list[float], dict]) -> bool:
 
 
 def _first_difference(a: tuple[list[float], dict], b: tuple[list[float], dict]) -> str:
-    step = next((i for i, (x, y) in enumerate(zip(a[0], b[0])) if x != y), None)
+    step = next((i for i, (x, y) in enumerate(zip(a[0], b[0], strict=True)) if x != y), None)
     if step is not None:
         values = f"{a[0][step]:.6g} and {b[0][step]:.6g}"
         return f"their losses first differ at step {step + 1} of {_TRAIN_STEPS} ({values})"

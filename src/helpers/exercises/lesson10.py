@@ -88,7 +88,7 @@ def _mlp(seed: int, sizes: tuple[int, ...], x_scale: float, param_scale: float =
     with torch.random.fork_rng(devices=[]):
         torch.default_generator.manual_seed(seed)  # CPU only: fork_rng restores only that
         layers: list[nn.Module] = []
-        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
             layers.append(nn.Linear(n_in, n_out))
             if i < len(sizes) - 2:
                 layers.append(nn.ReLU())

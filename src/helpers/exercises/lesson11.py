@@ -70,7 +70,9 @@ def _shard_hint(shards: dict[tuple[int, int], list[list[int]]], n: int, world: i
     if any(len(row) == n for row in first):
         return f"{where}, a rank reads every item: the sampler must know the rank and the world size."
     if sum(map(len, first)) == world * (n // world) < n:
-        return f"{where}, some items are never read, as with drop_last=True: the shares must cover every item."
+        return (
+            f"{where}, some items are never read, as with drop_last=True: the shares must cover every item."
+        )
     if any(len(row) != per_rank for row in first):
         return f"{where}, every rank should get {per_rank} items (padding included, section 11.3)."
     if len(set(sum(first, []))) != n:

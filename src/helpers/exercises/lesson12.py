@@ -10,7 +10,6 @@ import torch
 from helpers._validate import describe
 from helpers.exercises._common import equal
 
-
 _NET_MODULES = ("standardise", "embed", "embed.0", "embed.1", "pool", "drop", "head")
 
 
@@ -19,7 +18,9 @@ _NET_CLASSES = ("SumPerBag", "Standardise", "Sequential", "Linear", "ReLU", "Dro
 
 def _ex_12_1(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str):
-        return False, "answer with a module's name in capstone.Net, as a string (as named_modules() gives it)."
+        return False, (
+            "answer with a module's name in capstone.Net, as a string (as named_modules() gives it)."
+        )
     name = answer.strip()
     if name == "pool":
         return True, (
@@ -32,13 +33,19 @@ def _ex_12_1(answer: object) -> tuple[bool, str]:
         return False, "names are lower-case, as named_modules() prints them."
     if name in ("embed", "embed.0", "head"):
         return False, (
-            "a Linear layer's matrix product can depend on the thread count when the BLAS library splits a "
-            "long inner sum between threads, but each thread still adds its share in a fixed order. The source "
-            "in section 12.1 has a kernel that adds into the same slots from several threads at once (lesson 04)."
+            "a Linear layer's matrix product can depend on the thread count when the BLAS library splits "
+            "a long inner sum between threads, but each thread still adds its share in a fixed order. The "
+            "source in section 12.1 has a kernel that adds into the same slots from several threads at "
+            "once (lesson 04)."
         )
     if name in ("standardise", "embed.1", "drop"):
-        return False, "that module works element by element: no output is a sum, so no thread count changes an order."
-    return False, "capstone.Net has no module of that name; list them with capstone.Net(capstone.A).named_modules()."
+        return False, (
+            "that module works element by element: no output is a sum, so no thread count changes an order."
+        )
+    return False, (
+        "capstone.Net has no module of that name; list them with "
+        "capstone.Net(capstone.A).named_modules()."
+    )
 
 
 def _ex_12_2(answer: object) -> tuple[bool, str]:
@@ -46,7 +53,8 @@ def _ex_12_2(answer: object) -> tuple[bool, str]:
 
     if not callable(answer):
         return False, "answer with a function make_dataset(seed) that returns a capstone.NoisyBags."
-    with torch.random.fork_rng(devices=[]):  # whatever the function draws, the caller's generator is untouched
+    # whatever the function draws, the caller's generator is untouched
+    with torch.random.fork_rng(devices=[]):
         try:
             torch.default_generator.manual_seed(1)  # the CPU's only: fork_rng restores just that
             before = torch.get_rng_state()
@@ -58,7 +66,9 @@ def _ex_12_2(answer: object) -> tuple[bool, str]:
         except Exception as exc:  # the learner's function: report any failure as a hint
             return False, f"calling make_dataset(7) failed: {type(exc).__name__}: {exc}"
     for dataset in (first, again, other):
-        if not isinstance(dataset, NoisyBags) or not isinstance(getattr(dataset, "items", None), torch.Tensor):
+        if not isinstance(dataset, NoisyBags) or not isinstance(
+            getattr(dataset, "items", None), torch.Tensor
+        ):
             return False, f"make_dataset must return a capstone.NoisyBags; it returned {describe(dataset)}."
     if reseeds:
         return False, (
@@ -90,7 +100,8 @@ def _ex_12_3(answer: object) -> tuple[bool, str]:
     if name in ("float32", "float"):
         return False, (
             "float32's tolerance for K = 8 is near 1e-6, as in the rows that differ by nothing; "
-            "embed.0's tolerance is far larger. Which dtype does a Linear return under Net.forward's autocast?"
+            "embed.0's tolerance is far larger. Which dtype does a Linear return under Net.forward's "
+            "autocast?"
         )
     if name in ("float16", "half"):
         return False, (
@@ -111,13 +122,17 @@ def _ex_12_4(answer: object) -> tuple[bool, str]:
         capstone.A, deterministic=True, data_seed=0, stats_as_buffers=True, eval_after_load=True
     )
     if answer.from_checkpoint is not True:
-        return False, "the server must keep loading the checkpoint (from_checkpoint=True): fix what goes wrong there."
+        return False, (
+            "the server must keep loading the checkpoint (from_checkpoint=True): fix what goes wrong there."
+        )
     if not (equal(answer.seed, a_fixed.seed) and equal(answer.steps, a_fixed.steps)):
         return False, "the seed of the initial weights and the number of steps must be A_fixed's too."
     if answer.data_seed is None:
         return False, "section 12.3: C's noise still comes from the global generator."
     if not equal(answer.data_seed, a_fixed.data_seed):
-        return False, "a generator of its own is right, but seeded unlike A_fixed's, so C's data differ from A's."
+        return False, (
+            "a generator of its own is right, but seeded unlike A_fixed's, so C's data differ from A's."
+        )
     if answer.stats_as_buffers is not True or answer.eval_after_load is not True:
         return False, "section 12.4: first_divergence would still name a module of C's reloaded model."
     if answer.bf16 is not False:
@@ -147,7 +162,9 @@ def _ex_12_4(answer: object) -> tuple[bool, str]:
             "the same bits, but deterministic=False matches here only because one thread adds serially; "
             "set deterministic=True, as A_fixed does, so that the order does not rest on that."
         )
-    return True, "the same code, seed, data and settings as A_fixed: the same bits, served from the checkpoint."
+    return True, (
+        "the same code, seed, data and settings as A_fixed: the same bits, served from the checkpoint."
+    )
 
 
 CHECKERS = {
