@@ -8,32 +8,17 @@ are marked skipped here, so the suite passes on a CPU and runs them on a GPU run
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 
-# Everything a test run writes outside the working tree goes into one private folder, removed when
-# the run ends: pytest's tmp_path folders, Hypothesis's storage (otherwise .hypothesis/ in the
-# working directory), Inductor's cache (importing torch._dynamo creates torchinductor_<user>), and
-# whatever processes started by the tests put in the temp directory (ipykernel's kernelspec
-# installer leaves an empty tmp*_kernels folder behind, for one). The controlling process makes
-# the folder; xdist's workers and every subprocess inherit it through the environment.
-_RUN_TMP = "FP_COURSE_TEST_TMP"
-_OWNS_RUN_TMP = _RUN_TMP not in os.environ
-if _OWNS_RUN_TMP:
-    # evidence a failing test saves for later (browser screenshots) goes to the usual temp dir
-    os.environ["FP_COURSE_KEEP_TMP"] = tempfile.gettempdir()
-    os.environ[_RUN_TMP] = tempfile.mkdtemp(prefix="fp-course-tests-")
-_run_tmp = os.environ[_RUN_TMP]
-os.environ["TMPDIR"] = _run_tmp
-tempfile.tempdir = _run_tmp
-os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(_run_tmp, "hypothesis"))
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(_run_tmp, "torchinductor"))
+# Hypothesis's files (a cache of constants) go to the temp directory, not .hypothesis/ in the
+# working tree; Hypothesis reads this when it is imported. No example database either.
+HYPOTHESIS_FILES = os.path.join(tempfile.gettempdir(), "fp-course-hypothesis")
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", HYPOTHESIS_FILES)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
-# No example database: running the tests writes nothing into the working tree.
 settings.register_profile("course", database=None, deadline=None)
 settings.load_profile("course")
 
@@ -57,13 +42,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if needs_gpu(item):
             item.add_marker(skip)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if _OWNS_RUN_TMP and config.option.basetemp is None:
-        config.option.basetemp = os.path.join(_run_tmp, "pytest")
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _OWNS_RUN_TMP:
-        shutil.rmtree(_run_tmp, ignore_errors=True)

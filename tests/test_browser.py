@@ -1,4 +1,4 @@
-"""Real-browser tests: the built site, and JupyterLab running a lesson's widget.
+"""Real-browser tests of the built site: pages, sidebar, search, and widgets rendered from saved state.
 
 They drive headless Chromium from the system's packages (Debian: ``apt-get install chromium
 chromium-driver``) with Selenium; no browser is downloaded. Where Chromium or its driver is
@@ -14,25 +14,20 @@ import http.server
 import importlib.util
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
-from typing import NamedTuple
 
+import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import build_docs, course
 
+ROOT = course.ROOT
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
-MISSING_MODULES = [m for m in ("selenium", "jupyterlab") if importlib.util.find_spec(m) is None]
-# kept after the run, unlike the run's own temp folder (tests/pytest_course.py)
-SCREENSHOTS = Path(os.environ.get("FP_COURSE_KEEP_TMP", tempfile.gettempdir())) / "fp-course-screenshots"
+SCREENSHOTS = Path(tempfile.gettempdir()) / "fp-course-screenshots"
 
 pytestmark = [
     pytest.mark.browser,
@@ -41,8 +36,8 @@ pytestmark = [
         reason="no headless Chromium here (apt-get install chromium chromium-driver): browser tests skipped",
     ),
     pytest.mark.skipif(
-        bool(MISSING_MODULES),
-        reason=f"browser tests need {', '.join(MISSING_MODULES)}: browser tests skipped",
+        importlib.util.find_spec("selenium") is None,
+        reason="browser tests need selenium (the docs extra): browser tests skipped",
     ),
 ]
 
@@ -67,11 +62,7 @@ def browser():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # Chromium and chromedriver leave profile folders (org.chromium.Chromium.*, scoped_dir*) in the
     # temp directory: give them their own, removed when the browser has quit.
-    # In the usual temp dir, not in the test run's deeper one (tests/pytest_course.py): with the
-    # longer path Chromium exited at start ("session not created") on this project's machines.
-    with tempfile.TemporaryDirectory(
-        prefix="fp-course-chromium-", dir=os.environ.get("FP_COURSE_KEEP_TMP"), ignore_cleanup_errors=True
-    ) as scratch:
+    with tempfile.TemporaryDirectory(prefix="fp-course-chromium-", ignore_cleanup_errors=True) as scratch:
         options.add_argument(f"--user-data-dir={scratch}/profile")
         service = Service(DRIVER, env={**os.environ, "TMPDIR": scratch})
         driver = webdriver.Chrome(service=service, options=options)
@@ -94,19 +85,9 @@ def screenshot_on_failure(driver, name: str, check, describe=None):
         raise AssertionError(f"{exc} (screenshot: {path}){details}") from exc
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The site built into a temp folder and served on localhost while the tests run."""
-    import build_docs
-
     if importlib.util.find_spec("myst_nb") is None:
         pytest.skip("the site is built with Sphinx and myst-nb, which are not installed: site tests skipped")
     if not (build_docs.VENDOR / ".complete").exists() and shutil.which("npm") is None:
@@ -115,7 +96,7 @@ def site(tmp_path_factory):
         )
     folder = build_docs.build(tmp_path_factory.mktemp("site") / "site")
     handler = functools.partial(QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)  # a free port
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield folder, f"http://127.0.0.1:{server.server_address[1]}"
@@ -187,9 +168,6 @@ return window.courseMathJaxDone;
 
 def expected_contents() -> list[tuple[str, str]]:
     """(page, title) of every lesson, solution and appendix page, in the order the sidebar lists them."""
-    import build_docs
-    import course
-
     notebooks = ROOT / "notebooks"
     entries = []
     for folder, prefix in ((notebooks, ""), (notebooks / "solutions", "solutions/")):
@@ -206,8 +184,6 @@ def page_of(url: str, base: str) -> str:
 
 
 def first_heading(path: Path) -> str:
-    import nbformat
-
     first = nbformat.read(path, as_version=4).cells[0].source
     return next(line[2:].strip() for line in first.splitlines() if line.startswith("# "))
 
@@ -294,249 +270,3 @@ def test_static_widget_state_renders_in_the_page(browser, site):
         assert not severe_console_entries(browser), page
         note = "Open the lesson in JupyterLab to use it."
         assert note in browser.find_element("css selector", "article").text, page
-
-
-class Lab(NamedTuple):
-    url: str
-    token: str
-    log: Path
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """JupyterLab on a free localhost port, serving a copy of the notebooks (the repository stays clean).
-
-    The page exposes the application as ``window.jupyterapp``, so tests can ask it what it is doing
-    (which widget is current, the kernel's status, whether a command is enabled) instead of guessing
-    from what is drawn.
-    """
-    root = tmp_path_factory.mktemp("lab")
-    shutil.copytree(ROOT / "notebooks", root / "notebooks")
-    config = tmp_path_factory.mktemp("lab-config")
-    port, token = free_port(), "course-test-token"
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(config),
-        "JUPYTERLAB_SETTINGS_DIR": str(config / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(config / "workspaces"),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        f"--ServerApp.token={token}",
-        f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        command.append("--allow-root")
-    log_path = config / "lab.log"
-    log = open(log_path, "w")  # noqa: SIM115 (closed below)
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError(f"JupyterLab did not start: {log_path.read_text()[-2000:]}")
-        yield Lab(url, token, log_path)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
-
-
-# What the notebook at ``arguments[0]`` is doing, as JupyterLab itself knows it: "ready" once its
-# kernel is idle and connected; after running, the result of Run All and the cells' state.
-LAB_STATE = """
-const app = window.jupyterapp;
-if (!app) return 'the application is not exposed yet';
-const path = arguments[0];
-const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
-if (!panel) return path + ' is not open';
-const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
-const cells = panel.content.widgets.filter(c => c.model.type === 'code');
-const prompts = cells.map(c => (c.promptNode ? c.promptNode.textContent : '?').trim());
-const errors = cells.flatMap(c => c.model.outputs.toJSON())
-  .filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue);
-const dialogs = Array.from(document.querySelectorAll('.jp-Dialog')).map(d => d.innerText);
-const state = {
-  panel: panel.id,
-  kernel: kernel ? kernel.status + ' / ' + kernel.connectionStatus : 'none',
-  current: app.shell.currentWidget === panel,
-  runAll: window.courseRunAll || 'not started',
-  prompts: prompts.slice(0, 12).join(' '), errors, dialogs,
-};
-state.ready = !!kernel && kernel.status === 'idle' && kernel.connectionStatus === 'connected';
-return JSON.stringify(state);
-"""
-
-# Run > Run All Cells, through JupyterLab's own command, addressed to one notebook by its widget id
-# (so neither focus nor which tab is current matters); the outcome is kept in the page.
-RUN_ALL = """
-window.courseRunAll = 'running';
-window.jupyterapp.commands.execute('notebook:run-all-cells', {widgetId: arguments[0]}).then(
-  ok => { window.courseRunAll = ok ? 'every cell ran' : 'a cell failed'; },
-  err => { window.courseRunAll = 'error: ' + err; });
-"""
-
-
-def lab_state(browser, path: str) -> dict:
-    import json
-
-    raw = browser.execute_script(LAB_STATE, path)
-    return json.loads(raw) if raw.startswith("{") else {"ready": False, "app": raw}
-
-
-def run_all_cells(browser, wait, path: str) -> None:
-    """Once the kernel of the notebook at ``path`` is idle, run all its cells (not waiting for them).
-
-    ``ran_all`` waits for the outcome; ``lab_diagnosis`` reports the state if a test fails.
-    """
-    from selenium.webdriver.common.by import By
-
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell"))
-    panel = wait.until(lambda d: (state := lab_state(d, path))["ready"] and state["panel"])
-    browser.execute_script(RUN_ALL, panel)
-
-
-def ran_all(browser, wait, path: str) -> dict:
-    """Wait until Run All has finished in the notebook at ``path``; its state, which says how it ended."""
-    return wait.until(lambda d: (state := lab_state(d, path))["runAll"] != "running" and state)
-
-
-def run_every_cell(browser, wait, path: str) -> None:
-    """Run all cells of the notebook at ``path`` and require that every one ran without an error."""
-    run_all_cells(browser, wait, path)
-    state = ran_all(browser, wait, path)
-    assert state["runAll"] == "every cell ran", state
-
-
-def lab_diagnosis(browser, lab, path: str) -> str:
-    """The notebook's state and the server log's tail, for a failure message."""
-    try:
-        state = lab_state(browser, path)
-    except Exception as exc:  # the page itself may be what broke
-        state = f"unreadable ({exc})"
-    return f"JupyterLab state: {state}\nlab.log (end):\n{lab.log.read_text()[-1500:]}"
-
-
-def shows(driver, text: str) -> bool:
-    """Whether a widget's HTML view in the notebook's outputs shows ``text``."""
-    views = driver.find_elements("css selector", ".jp-OutputArea .widget-html-content")
-    return any(text in view.text for view in views)
-
-
-def test_jupyterlab_runs_lesson_01_and_its_widget_responds(browser, lab):
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    url, token = lab.url, lab.token
-    path = "notebooks/01_floating_point_non_associativity.ipynb"
-    browser.get(f"{url}/lab/tree/{path}?token={token}")
-    wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
-
-    def run_and_poke():
-        # the whole lesson runs in JupyterLab without an error; the kernel answers the widget only
-        # after that, as it handles messages in order
-        run_every_cell(browser, wait, path)
-        wait.until(lambda d: shows(d, "0.1 as float32"))
-        number = wait.until(
-            lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-OutputArea .widget-text input[type='number']")
-        )[0]
-        # Replace the value; Ctrl+A can race the widget's first render, so select with script and
-        # check the field before pressing Enter.
-        for _ in range(5):
-            browser.execute_script("arguments[0].focus(); arguments[0].select();", number)
-            number.send_keys("0.5")
-            if number.get_attribute("value") == "0.5":
-                break
-            time.sleep(0.5)
-        assert number.get_attribute("value") == "0.5", number.get_attribute("value")
-        number.send_keys(Keys.ENTER)
-        wait.until(lambda d: shows(d, "0.5 as float32"))
-
-    screenshot_on_failure(
-        browser, "jupyterlab-widget", run_and_poke, lambda: lab_diagnosis(browser, lab, path)
-    )
-
-
-WIDGETS_NOTEBOOK = {
-    "cells": [
-        {"cell_type": "code", "execution_count": None, "id": "imports", "metadata": {}, "outputs": [],
-         "source": "from helpers.widgets import reproducibility_checklist, tolerance_playground"},
-        {"cell_type": "code", "execution_count": None, "id": "playground", "metadata": {}, "outputs": [],
-         "source": "tolerance_playground(log10_rtol=-5.0, log10_atol=-5.0, log2_k=10)"},
-        {"cell_type": "code", "execution_count": None, "id": "checklist", "metadata": {}, "outputs": [],
-         "source": "reproducibility_checklist()"},
-    ],
-    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-    "nbformat": 4,
-    "nbformat_minor": 5,
-}
-
-
-def test_jupyterlab_runs_the_teaching_widgets_and_they_respond(browser, lab):
-    """The tolerance playground and the reproducibility checklist, as lessons 10 and 05 build them."""
-    import json
-
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    url, token = lab.url, lab.token
-    with urllib.request.urlopen(  # a notebook of its own, written through the server's contents API
-        urllib.request.Request(
-            f"{url}/api/contents/notebooks/widgets_check.ipynb?token={token}",
-            data=json.dumps({"type": "notebook", "format": "json", "content": WIDGETS_NOTEBOOK}).encode(),
-            method="PUT",
-            headers={"Content-Type": "application/json"},
-        )
-    ) as reply:
-        assert reply.status in (200, 201)
-    path = "notebooks/widgets_check.ipynb"
-    browser.get(f"{url}/lab/tree/{path}?token={token}")
-    wait = WebDriverWait(browser, 300)  # Run All can take minutes while other tests load the machine
-
-    def run_and_poke():
-        run_every_cell(browser, wait, path)
-        # the playground: its text counts what passes; a looser rtol, typed into the slider's readout,
-        # lets the 0.1% bug through
-        wait.until(lambda d: "correct float32 results pass" in d.page_source)
-        assert "catches 0 of 1024" not in browser.page_source
-        readout = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-OutputArea .widget-readout"))[0]
-        for _ in range(5):
-            browser.execute_script("arguments[0].focus(); document.execCommand('selectAll');", readout)
-            readout.send_keys("-1")
-            if readout.text.strip() == "-1":
-                break
-            time.sleep(0.5)
-        assert readout.text.strip() == "-1", readout.text
-        readout.send_keys(Keys.ENTER)
-        wait.until(lambda d: "catches 0 of 1024" in d.page_source)
-        # the checklist: nothing ticked, the runs differ at the initial weights; tick the torch seed
-        # and run twice: the first difference moves to the first batch
-        wait.until(lambda d: "First difference: the initial weights" in d.page_source)
-        box = wait.until(
-            lambda d: d.find_elements(
-                By.XPATH, "//div[contains(@class,'widget-checkbox')][.//span[text()='torch seed']]//input"
-            )
-        )[0]
-        box.click()
-        browser.find_element(By.XPATH, "//button[contains(., 'Run twice')]").click()
-        wait.until(lambda d: "First difference: the batch of step 1" in d.page_source)
-
-    screenshot_on_failure(
-        browser, "jupyterlab-teaching-widgets", run_and_poke, lambda: lab_diagnosis(browser, lab, path)
-    )

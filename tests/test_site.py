@@ -8,16 +8,12 @@ from __future__ import annotations
 import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-import build_docs  # noqa: E402
+from tools import build_docs
 
 
 def test_link_check_finds_broken_links_in_pages_but_not_in_theme_assets(tmp_path):
@@ -95,6 +91,7 @@ def test_a_small_site_builds_with_its_links_and_jupyterlab_section_anchors_witho
     assert "stored output, 2" in page
     for name in ("index.html", "search.html", "searchindex.js", "_static/mathjax/MathJax.js"):
         assert (site / name).is_file(), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notebooks", "site"]  # nothing beside the site
 
 
 @needs_sphinx

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import course  # noqa: E402
-import execute  # noqa: E402
+from tools import course, execute
 
 
 def notebook(first_cell: str, *code: str) -> nbformat.NotebookNode:
@@ -86,9 +82,10 @@ def test_learning_time_counts_words_cells_and_exercises_and_sets_optional_parts_
     nb.cells.insert(1, nbformat.v4.new_markdown_cell("## 7.1 Core\n\n" + words))
     nb.cells.append(nbformat.v4.new_markdown_cell("## 7.2 (Optional) Deep\n\n" + words))
     nb.cells.append(nbformat.v4.new_markdown_cell("[a link](https://example.org/" + "x" * 50 + ")"))
-    nb.cells.append(nbformat.v4.new_markdown_cell("## 7.3 Core again\n\n> " + course.OPTIONAL_NOTE + " " + words))
+    note = "> " + course.OPTIONAL_NOTE + " "
+    nb.cells.append(nbformat.v4.new_markdown_cell("## 7.3 Core again\n\n" + note + words))
     nb.cells.append(nbformat.v4.new_markdown_cell("## 7.4 Core\n\n### (Optional) Deeper\n\n" + words))
-    nb.cells.append(nbformat.v4.new_markdown_cell("### Core: a heading of the same level ends it\n\n" + words))
+    nb.cells.append(nbformat.v4.new_markdown_cell("### Core: the same level ends it\n\n" + words))
     path = tmp_path / "07_a_lesson.ipynb"
     nbformat.write(nb, path)
     time = course.learning_time(path)

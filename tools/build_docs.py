@@ -1,6 +1,6 @@
 """Build the course's website from the executed notebooks (``make docs``).
 
-    python tools/build_docs.py [--out site]
+    python -m tools.build_docs [--out site]
 
 The site is built with Sphinx, myst-nb and the Sphinx Book Theme (``tools/site/conf.py``): a
 sidebar with every lesson, solution and appendix page in order, full-text search, previous and
@@ -10,14 +10,16 @@ the table of contents) in a temporary folder, and runs Sphinx on it. The staged 
 their own previous/index/next lines: the sidebar and the footer's links replace them.
 
 - Nothing is re-executed (``nb_execution_mode = "off"``): the pages show exactly the outputs stored
-  in the notebooks, the committed CPU run and the recorded GPU data where they ship. A notebook
-  with a code cell that was never run (other than a cell tagged ``gpu``) stops the build.
+  in the notebooks, the committed CPU run. A notebook with a code cell that was never run (other
+  than a cell tagged ``gpu``) stops the build.
 - Saved widget state is embedded in the page, and the ipywidgets HTML manager renders it.
 - Warnings are errors (``-W``): a link to a missing notebook or section stops the build, and so
   does any relative link or script in the finished pages that points at no file.
 - The site works offline: MathJax, RequireJS and the widget manager are copied into ``_static``
   from their npm packages (fetched once with ``npm pack`` into ``.cache/docs-vendor``), instead
   of being loaded from CDNs.
+- Sphinx writes into a temporary folder (myst-nb puts a ``jupyter_execute`` folder next to its
+  output), and only the finished site is moved to ``--out``.
 """
 
 from __future__ import annotations
@@ -37,9 +39,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from course import NAV, SUMMARY, describe, lesson_paths  # noqa: E402
+from tools.course import NAV, ROOT, SUMMARY, describe, lesson_paths
 
 CONF = ROOT / "tools" / "site"
 VENDOR = ROOT / ".cache" / "docs-vendor"
@@ -87,9 +87,9 @@ def intro() -> str:
 model between devices, and what to do about it.*
 
 These pages show each lesson with the outputs it printed when the notebooks were last executed, \
-on a CPU; where a lesson shows GPU results, they are recorded data and say so. Your own numbers \
-may differ in the last digits, and each lesson says why. To run the lessons yourself, clone \
-{repository} and follow its README: two commands set it up and open JupyterLab.
+on a CPU; cells that need a GPU were not run there. Your own numbers may differ in the last \
+digits, and each lesson says why. To run the lessons yourself, clone {repository} and follow its \
+README: two commands set it up and open JupyterLab.
 """
 
 
@@ -241,17 +241,20 @@ def build(out: Path, notebooks: Path = ROOT / "notebooks") -> Path:
     vendored = vendor()
     shutil.rmtree(out, ignore_errors=True)
     with tempfile.TemporaryDirectory(prefix="fp-course-site-") as scratch:
-        source, doctrees = Path(scratch) / "source", Path(scratch) / "doctrees"
+        source, doctrees, html = (Path(scratch) / name for name in ("source", "doctrees", "html"))
         stage(source, notebooks)
         command = [
             sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q",
-            "-c", str(CONF), "-d", str(doctrees), str(source), str(out),
+            "-c", str(CONF), "-d", str(doctrees), str(source), str(html),
         ]  # fmt: skip
         env = {**os.environ, "COURSE_SITE_VENDOR": str(vendored), "TMPDIR": scratch}  # read by conf.py
-        result = subprocess.run(command, env=env, capture_output=True, text=True)
+        # from the root, where conf.py finds tools.site.course_site
+        result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         if result.returncode != 0:
             report = f"{result.stdout}{result.stderr}".replace(scratch, "<staged>")
             raise SystemExit(f"the site did not build:\n{report}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(html, out)
     # the download button offers the notebooks as they are, not the staged copies made for the site
     shown = [*lesson_paths(notebooks), *lesson_paths(notebooks / "solutions"), *appendix_paths(notebooks)]
     for path in shown:

@@ -1,8 +1,8 @@
 """Generate what must stay in sync with the lessons: navigation cells, the lesson map in
 00_start_here, and the lesson table in README.md.
 
-    python tools/course.py write   # rewrite whatever is out of date, list what changed
-    python tools/course.py check   # exit 1 and list what is out of date (the tests call this)
+    python -m tools.course write   # rewrite whatever is out of date, list what changed
+    python -m tools.course check   # exit 1 and list what is out of date
 
 Each lesson's first markdown cell is the single source: its '# NN · Title' heading, an italic
 one-line summary, and a '**Hardware:**' line. Generated cells are found by an HTML comment
@@ -153,20 +153,22 @@ def readme_table(lessons: list[Lesson], run_times: dict) -> str:
         t = seconds.get(lesson.name)
         shown = f"{t:.0f} s" if isinstance(t, (int, float)) else "not measured"
         time = learning_time(lesson.path)
-        learn = f"{time.full} min" if time.core == time.full else f"{time.full} min ({time.core} without optional parts)"
+        learn = f"{time.full} min"
+        if time.core != time.full:
+            learn += f" ({time.core} without optional parts)"
         rows.append(
             f"| {lesson.number} | [{lesson.title}](notebooks/{lesson.name}) | {lesson.summary} "
-            f"| {lesson.hardware} | {learn} | {shown} |"
+            f"| {learn} | {shown} |"
         )
     head = (
-        "| # | Lesson | What it teaches | Hardware | Learning time (estimate) | Kernel run time |\n"
-        "|---|---|---|---|---|---|"
+        "| # | Lesson | What it teaches | Learning time (estimate) | Kernel run time |\n"
+        "|---|---|---|---|---|"
     )
+    measured = run_times.get("measured_on", "not measured yet")
     note = (
-        f"\nLearning time is estimated from each notebook's content: its prose read at {WORDS_PER_MINUTE}"
-        f" words a minute, {MINUTES_PER_CELL:g} minute per code cell to read, run and look at, and"
-        f" {MINUTES_PER_EXERCISE:g} minutes per exercise, rounded up to 5 minutes; it is a planning"
-        f" figure, not a measurement of learners. Kernel run times: {run_times.get('measured_on', 'not measured yet')}."
+        f"\nLearning time is a planning estimate from each notebook's content: prose at {WORDS_PER_MINUTE}"
+        f" words a minute, {MINUTES_PER_CELL:g} minute per code cell, {MINUTES_PER_EXERCISE:g} minutes per"
+        f" exercise, rounded up to 5 minutes. Kernel run times: {measured}."
     )
     return "\n".join([TABLE_START, head, *rows, note, TABLE_END])
 
@@ -230,7 +232,7 @@ def main(argv: list[str]) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"updated {rel}")
         else:
-            print(f"out of date: {rel} (run: make nav)")
+            print(f"out of date: {rel} (run: python -m tools.course write)")
     return 1 if changes and argv[1] == "check" else 0
 
 

@@ -1,8 +1,10 @@
 """Re-resolve the tested versions and rewrite requirements/constraints.txt (``make pins``).
 
-Creates a scratch virtual environment, installs the package with its test extra and the torch
-release the course targets, and writes every installed version as an exact pin. Afterwards run
-``make test``: the set-up tests say where environment.yml or the README must follow.
+    python -m tools.refresh_pins
+
+Creates a scratch virtual environment, installs the package with its test and docs extras and the
+torch release the course targets, and writes every installed version as an exact pin. Then run
+``make test``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ TARGET = ROOT / "requirements" / "constraints.txt"
 TORCH = "torch==2.13.0"
 HEADER = """\
 # The exact versions this course is tested with (Python 3.11, Linux x86-64, CPU).
-# Installed with: pip install -c requirements/constraints.txt -e ".[test]"
+# Installed with: pip install -c requirements/constraints.txt -e ".[test,docs]"
 # Refresh: make pins (re-resolves in a scratch venv and rewrites this file).
 """
 
@@ -27,7 +29,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         venv.create(scratch, with_pip=True)
         python = str(Path(scratch) / "bin" / "python")
-        subprocess.run([python, "-m", "pip", "install", "--quiet", TORCH, f"{ROOT}[test]"], check=True)
+        subprocess.run([python, "-m", "pip", "install", "--quiet", TORCH, f"{ROOT}[test,docs]"], check=True)
         frozen = subprocess.run(
             [python, "-m", "pip", "freeze", "--exclude-editable"], check=True, capture_output=True, text=True
         ).stdout.splitlines()

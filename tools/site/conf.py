@@ -5,7 +5,6 @@ builder's docstring for why and for what each setting below protects.
 """
 
 import os
-import sys
 from pathlib import Path
 
 project = "Same code, different numbers"
@@ -15,15 +14,13 @@ extensions = ["myst_nb"]
 root_doc = "index"
 exclude_patterns = ["**.ipynb_checkpoints"]
 
-# The pages show the outputs stored in the notebooks: the committed CPU run, and the recorded GPU
-# data where they ship. Nothing is executed while building.
+# The pages show the outputs stored in the notebooks (the committed CPU run); nothing is executed.
 nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_update_mathjax = False  # its settings are for MathJax 3 and 4; the site loads MathJax 2 (below)
 myst_heading_anchors = 3
-sys.path.insert(0, str(Path(__file__).parent))
-myst_heading_slug_func = "course_site.jupyterlab_anchor"  # the anchors JupyterLab gives headings
+myst_heading_slug_func = "tools.site.course_site.jupyterlab_anchor"  # the anchors JupyterLab gives headings
 
 # Offline: MathJax, RequireJS and the widget manager come from _static (copied from their npm
 # packages by the builder), never from a CDN. MathJax 2, because the widget manager typesets widget

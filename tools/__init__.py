@@ -1,0 +1,1 @@
+"""The course's maintenance tools, run from the repository root as ``python -m tools.<name>``."""
