@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers.checkpoints import cuda_tagged_copy, gpu_saved_checkpoint
-from helpers.reference import has_gpu_reference
+from helpers.checkpoints import cuda_tagged_copy
 
 
 def test_cuda_tagged_copy_needs_map_location_without_cuda(tmp_path):
@@ -26,9 +25,3 @@ def test_cuda_tagged_copy_of_a_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         cuda_tagged_copy(tmp_path / "absent.pt", tmp_path / "out.pt")
 
-
-def test_gpu_saved_checkpoint_matches_the_recording():
-    path = gpu_saved_checkpoint()
-    assert (path is None) == (not has_gpu_reference())
-    if path is not None:
-        assert torch.load(path, map_location="cpu", weights_only=True)["weight"].shape == (2, 4)

@@ -1,25 +1,31 @@
 """Re-execute notebooks from a clean kernel, save their outputs, and record how long each took.
 
-    python tools/execute.py                      # every lesson, solution and appendix notebook
-    python tools/execute.py notebooks            # every lesson, in order
-    python tools/execute.py notebooks/01_*.ipynb # some
-    python tools/execute.py notebooks/appendix   # the appendix (its notebooks are not numbered)
+    python -m tools.execute                      # every lesson, solution and appendix notebook
+    python -m tools.execute notebooks            # every lesson, in order
+    python -m tools.execute notebooks/01_*.ipynb # some
+    python -m tools.execute notebooks/appendix   # the appendix (its notebooks are not numbered)
+    python -m tools.execute --keep-cuda --out DIR notebooks/08_*.ipynb   # the GPU pass (docs/gpu.md)
 
-The stored outputs are a CPU run wherever this runs: CUDA is hidden from the kernels
-(CUDA_VISIBLE_DEVICES is emptied), so cells tagged ``gpu`` are left unexecuted and the live-GPU
-branches take their CPU path; nbval then skips the tagged cells on a CPU and runs them on a GPU.
-Machine-specific notebook metadata is dropped so that a rerun changes nothing but outputs
-that are themselves machine-dependent (and marked so for nbval). Run times go to
-tools/run_times.json for the README's lesson table.
+By default the stored outputs are a CPU run wherever this runs: CUDA is hidden from the kernels
+(CUDA_VISIBLE_DEVICES is emptied) and cells tagged ``gpu`` are left unexecuted, so the live-GPU
+branches take their CPU path. Machine-specific notebook metadata is dropped so that a rerun changes
+nothing but outputs that are themselves machine-dependent (and marked so for nbval). Run times go
+to tools/run_times.json for the README's lesson table.
+
+``--keep-cuda`` leaves CUDA visible and runs the ``gpu`` cells where there is a CUDA device.
+``--out DIR`` writes each executed notebook to DIR (at its path under notebooks/) instead of in
+place, saves a notebook that fails as far as it ran, and leaves tools/run_times.json alone.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
 import platform
 import re
+import signal
 import sys
 import time
 import uuid
@@ -29,8 +35,7 @@ import nbformat
 import torch
 from nbclient import NotebookClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from course import RUN_TIMES, dumps, lesson_paths
+from tools.course import NOTEBOOKS, RUN_TIMES, dumps, lesson_paths
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 GPU_TAG = "gpu"
@@ -89,8 +94,10 @@ def expect_errors(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     return tagged
 
 
-def run_and_save(path: Path) -> float:
-    """Execute one notebook in its own folder from a fresh kernel, save it, return the seconds taken."""
+def run_and_save(path: Path, target: Path | None = None, gpu_cells: bool = False) -> float:
+    """Execute one notebook in its own folder from a fresh kernel, save it (to ``target`` if given,
+    else in place), return the seconds taken. ``gpu_cells``: run the cells tagged ``gpu`` too.
+    A failure propagates; with a ``target``, the notebook is saved there first, as far as it ran."""
     nb = nbformat.read(path, as_version=4)
     clear_outputs(nb)
     tagged = expect_errors(nb)
@@ -101,18 +108,27 @@ def run_and_save(path: Path) -> float:
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=False,
         store_widget_state=True,
-        skip_cells_with_tag=GPU_TAG,  # CUDA is hidden, so these cells cannot run
+        skip_cells_with_tag=None if gpu_cells else GPU_TAG,
     )
     start = time.perf_counter()
-    client.execute()
-    seconds = time.perf_counter() - start
+    try:
+        client.execute()
+    except BaseException:  # also SystemExit, from the SIGTERM of a time limit (main)
+        if target is not None:
+            save(nb, tagged, target)
+        raise
+    save(nb, tagged, path if target is None else target)
+    return time.perf_counter() - start
+
+
+def save(nb: nbformat.NotebookNode, tagged: list[nbformat.NotebookNode], path: Path) -> None:
     for cell in tagged:
         cell.metadata["tags"].remove(RAISES_TAG)
         if not cell.metadata["tags"]:
             del cell.metadata["tags"]
     strip_metadata(nb)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(stable_widget_ids(dumps(nb), nb, path.name), encoding="utf-8")
-    return seconds
 
 
 APPENDIX = "appendix"  # notebooks/appendix/: notebooks outside the numbered sequence, such as recipes
@@ -124,17 +140,35 @@ def notebooks_in(folder: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    # The committed outputs are a CPU run: the kernels (which inherit this) see no CUDA device.
+    parser = argparse.ArgumentParser(prog="python -m tools.execute", description="Re-execute notebooks.")
+    parser.add_argument("paths", nargs="*", type=Path, help="notebooks or folders (default: all)")
+    parser.add_argument("--keep-cuda", action="store_true", help="leave CUDA visible; run the gpu cells")
+    parser.add_argument("--out", type=Path, help="write the executed notebooks here, not in place")
+    args = parser.parse_args(argv[1:])
     # Set here, not at import, so that importing this module (the tests do) hides nothing.
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    targets = [Path(a) for a in argv[1:]] or [
-        Path("notebooks"), Path("notebooks/solutions"), Path("notebooks") / APPENDIX
-    ]
+    if not args.keep_cuda:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the kernels inherit it
+    gpu_cells = args.keep_cuda and torch.cuda.is_available()
+    targets = args.paths or [NOTEBOOKS, NOTEBOOKS / "solutions", NOTEBOOKS / APPENDIX]
     paths = [p for t in targets for p in (notebooks_in(t) if t.is_dir() else [t])]
+    if args.out is not None:
+        # a time limit's SIGTERM: stop the kernel too (it runs in a session of its own) and save
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM while executing {path}"))
+        failed = 0
+        for path in paths:
+            inside = path.resolve().is_relative_to(NOTEBOOKS)
+            target = args.out / (path.resolve().relative_to(NOTEBOOKS) if inside else path.name)
+            try:
+                print(f"ok {run_and_save(path, target, gpu_cells):.1f} s {path}", flush=True)
+            except Exception as err:  # a failing cell, a cell timeout, a dead kernel
+                failed += 1
+                error = f"{getattr(err, 'ename', type(err).__name__)}: {getattr(err, 'evalue', err)}"
+                print(f"FAILED {path}: {error.strip().splitlines()[0]}", flush=True)
+        return 1 if failed else 0
     times = json.loads(RUN_TIMES.read_text()) if RUN_TIMES.exists() else {"seconds": {}}
     for path in paths:
         print(f"executing {path} ...", flush=True)
-        seconds = run_and_save(path)
+        seconds = run_and_save(path, gpu_cells=gpu_cells)
         times["seconds"][path.name] = round(seconds, 1)
         print(f"  {seconds:.1f} s", flush=True)
     times["measured_on"] = (

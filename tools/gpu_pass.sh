@@ -1,141 +1,126 @@
 #!/usr/bin/env bash
-# The whole GPU pass in one command, for the GPU machine (one H200, Python 3.12 with torch 2.11.0+cu130,
-# no network), from a copy of this repository with wheelhouse/ (`make gpu-wheels`) carried along:
+# The GPU pass: every notebook executed with CUDA visible, kept as the record (docs/gpu.md).
 #
-#   bash tools/gpu_pass.sh OUTDIR          on the GPU machine
-#   bash tools/gpu_pass.sh --cpu OUTDIR    the rehearsal on a CPU (make gpu-rehearsal)
+#   bash tools/gpu_pass.sh wheels                    on a networked machine (make gpu-wheels)
+#   bash tools/gpu_pass.sh run [--cpu] OUTDIR [NB]   on the CUDA machine (make gpu-pass)
 #
-# Stages, in this order, each bounded by a hard `timeout` and writing into OUTDIR as it goes, so
-# that whatever finished comes back even if a later stage hangs or the machine is taken back:
-#   install  wheelhouse/ into .gpu-site/ (git-ignored), offline, with no fallback to PyPI; then
-#            matplotlib's font cache, which would otherwise be built inside a lesson (stderr)
-#   record   the GPU reference data (tools/record_gpu.py), first and alone on the machine: no test
-#            runs while anything is timed; it warms the GPU up until its SM clock is near its
-#            maximum before the first timed size. nvidia-smi samples the clocks meanwhile.
-#   nbval    every notebook (lessons and solutions) with the GPU branches and `gpu` cells live,
-#            CUDA as it is (nothing patched), a time limit per cell and per test item
-#   unit     the unit tests that can take a CUDA path (`tools/gpu.py cuda-tests`), a limit per test
-# The test stages run notebooks in parallel (GPU_PASS_JOBS, default 4 here, with the cores shared
-# out among them): cells that time GPU or CPU work then print numbers measured under load, which is
-# why such outputs are never compared (nbval-ignore-output) and why the recorder runs alone first.
+# wheels: download into wheelhouse/ what the pass needs besides the CUDA machine's own torch, numpy
+#   and matplotlib (the notebook runner and kernel, nbval, pytest, widgets, torchao, pip) for
+#   CPython 3.12 on manylinux x86-64, at the versions requirements/constraints.txt pins.
+# run: install wheelhouse/ offline into .gpu-site/, then execute each notebook (all of them, or
+#   the NB given) one at a time, with the `gpu` cells and the torch.cuda.is_available() branches
+#   live, saving it to OUTDIR and a line to OUTDIR/results.txt as it finishes; then nbval over the
+#   same notebooks, its log in OUTDIR/nbval.log. Exits non-zero if anything failed. Without CUDA it
+#   refuses, unless --cpu (a rehearsal on a CPU). Paths are relative to the repository root.
 #
-# OUTDIR stays flat and small, at most 8 files, each capped at 16 MiB:
-#   summary.txt   the machine, and per stage: exit status, seconds, limit, last line of its log
-#   install.log  record.log  nbval.log  unit.log
-#   clocks.csv    nvidia-smi samples (SM clock, power, utilisation) during the recording
-#   reference.json and linear_4x2_saved_on_gpu.pt, the recorded data (reference.json.partial
-#                 instead, holding the measurements that finished, if the recorder was stopped)
-# Copy the data into the course with `make gpu-data FROM=OUTDIR`, which also re-executes the
-# lessons that show them.
-#
-# Limits in seconds, from the environment: GPU_PASS_BUDGET for the whole pass (default 540, inside
-# the GPU machine's 10 minutes per command), LIMIT_INSTALL 120, LIMIT_RECORD 240, LIMIT_NBVAL 330,
-# LIMIT_UNIT 150 per stage (each cut to what is left of the budget), CELL_TIMEOUT 120 per notebook
-# cell, TEST_TIMEOUT 150 per test item. GPU_PYTHON: the Python to test (default python3).
+# Environment: GPU_PYTHON, the Python under test (python3); PYTHON, the Python that downloads
+# (python3); NOTEBOOK_TIMEOUT, seconds per notebook (900); NBVAL_TIMEOUT, seconds for nbval
+# (1800); NBVAL_JOBS, its parallel workers (4); WHEEL_PYTHON_VERSION (3.12).
 set -uo pipefail
-
-mode=gpu
-if [ "${1:-}" = "--cpu" ]; then mode=cpu; shift; fi
-if [ $# -ne 1 ]; then
-  echo "usage: bash tools/gpu_pass.sh [--cpu] OUTDIR" >&2
-  exit 2
-fi
-out=$(mkdir -p "$1" && cd "$1" && pwd) || { echo "cannot create $1" >&2; exit 2; }
 cd "$(dirname "$0")/.." || exit 2
-python="${GPU_PYTHON:-python3}"
-budget=${GPU_PASS_BUDGET:-540}
-cores=$(nproc 2>/dev/null || echo 2)
-default_jobs=$(( cores < 4 ? cores : 4 ))
-jobs=${GPU_PASS_JOBS:-$default_jobs}
-threads=$(( cores / jobs > 2 ? cores / jobs : 2 ))
-summary="$out/summary.txt"
-cap=${GPU_PASS_FILE_CAP:-$((16 * 1024 * 1024))}  # bytes per file (smaller only in the tests)
-export PYTHONUNBUFFERED=1
+wheelhouse=wheelhouse
+site=.gpu-site
+# Besides what the CUDA machine's Python has; their dependencies come along.
+packages=(nbval nbclient nbformat ipykernel jupyter_client ipywidgets torchao pytest-xdist hypothesis pip)
+# ...but not these, which the machine has and the pass tests: they must not be shadowed.
+machine_own='^(torch|numpy|matplotlib|triton|nvidia_.*|cuda_.*)-'
 
-note() { echo "$*" | tee -a "$summary"; }
-
-# A file over the cap keeps its beginning and its end.
-cap_file() {
-  local f=$1 size half
-  [ -f "$f" ] || return 0
-  size=$(stat -c %s "$f")
-  half=$(( (cap - 100) / 2 ))
-  if [ "$size" -gt "$cap" ]; then
-    { head -c "$half" "$f"; printf '\n[... %s bytes cut ...]\n' "$((size - 2 * half))"; tail -c "$half" "$f"; } > "$f.cut"
-    mv "$f.cut" "$f"
+wheels() {
+  local python=${PYTHON:-python3} scratch pins platforms=()
+  for tag in manylinux_2_17 manylinux2014 manylinux_2_24 manylinux_2_26 manylinux_2_27 \
+             manylinux_2_28 manylinux_2_34 manylinux1 manylinux_2_5; do
+    platforms+=(--platform "${tag}_x86_64")
+  done
+  scratch=$(mktemp -d) && pins="$scratch/constraints.txt"
+  grep -v '^torch==' requirements/constraints.txt > "$pins"
+  "$python" -m pip download --quiet --only-binary=:all: --implementation cp \
+    --python-version "${WHEEL_PYTHON_VERSION:-3.12}" "${platforms[@]}" \
+    -d "$scratch/wheels" -c "$pins" "${packages[@]}" || { rm -rf "$scratch"; return 1; }
+  if find "$scratch/wheels" -name '*.whl' -printf '%f\n' | grep -E "$machine_own"; then
+    echo "these would shadow the CUDA machine's own packages; not writing $wheelhouse/" >&2
+    rm -rf "$scratch"
+    return 1
   fi
+  rm -rf "$wheelhouse" && mv "$scratch/wheels" "$wheelhouse" && rm -rf "$scratch"
+  echo "$(find "$wheelhouse" -name '*.whl' | wc -l) wheels, $(du -sh "$wheelhouse" | cut -f1) in $wheelhouse/"
 }
 
-# run NAME LIMIT LOG COMMAND...: the command under a hard time limit (cut to what is left of the
-# budget), its output straight into LOG (no pipe, so a stray child holding stdout cannot block),
-# and one line in the summary.
-run_stage() {
-  local name=$1 limit=$2 log=$3 left start rc last status
-  shift 3
-  left=$(( budget - SECONDS - 5 ))
-  if [ "$left" -lt 10 ]; then
-    note "stage $name: not run, the budget of $budget s is spent"
-    return 99
+# wheelhouse/ into .gpu-site/, with the pip it carries and no index; skipped if already done.
+install() {
+  local python=$1 pip
+  pip=$(ls "$wheelhouse"/pip-*.whl 2>/dev/null | head -n 1)
+  if [ -z "$pip" ]; then
+    echo "no pip wheel in $wheelhouse/: run 'bash tools/gpu_pass.sh wheels' on a networked machine" >&2
+    return 1
   fi
-  if [ "$left" -lt "$limit" ]; then limit=$left; fi
+  if [ -f "$site/.installed" ] && ls "$wheelhouse" | cmp -s - "$site/.installed"; then return 0; fi
+  rm -rf "$site"
+  # shellcheck disable=SC2046  # one argument per wheel
+  PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 "$python" "$pip/pip" install --quiet \
+    --no-index --no-deps --target "$site" $(ls "$wheelhouse"/*.whl | grep -v '/pip-') || return 1
+  ls "$wheelhouse" > "$site/.installed"
+}
+
+run() {
+  local mode=gpu python=${GPU_PYTHON:-python3} out results begin start rc status line ok=0 failed=0 notebooks
+  if [ "${1:-}" = "--cpu" ]; then mode=cpu; shift; fi
+  if [ $# -lt 1 ]; then echo "usage: bash tools/gpu_pass.sh run [--cpu] OUTDIR [NOTEBOOK ...]" >&2; return 2; fi
+  out=$1; shift
+  mkdir -p "$out" || return 2
+  if [ $# -gt 0 ]; then notebooks=("$@")
+  else notebooks=(notebooks/[0-9][0-9]_*.ipynb notebooks/solutions/*.ipynb notebooks/appendix/*.ipynb)
+  fi
+  if [ "$mode" = gpu ] && ! "$python" -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then
+    echo "$python sees no CUDA device: run this on a CUDA machine (or rehearse with run --cpu)" >&2
+    return 2
+  fi
   start=$SECONDS
-  echo "== $name (limit $limit s) ==" >&2
-  timeout --kill-after=10 "$limit" "$@" > "$log" 2>&1
+  install "$python" || { echo "installing $wheelhouse/ into $site/ failed" >&2; return 1; }
+  export PYTHONPATH="$PWD/$site:$PWD/src" PYTHONUNBUFFERED=1
+  # Builds matplotlib's font cache here, not inside a lesson (where it would write to stderr).
+  "$python" -c 'import ipykernel, matplotlib.pyplot, nbclient, nbval, torch' || return 1
+  echo "install: $((SECONDS - start)) s" >&2
+
+  results="$out/results.txt"
+  "$python" -c 'import platform, torch; c = torch.cuda.is_available()
+print(f"# Python {platform.python_version()}, torch {torch.__version__}, CUDA {torch.version.cuda},",
+      torch.cuda.get_device_name(0) if c else "no CUDA device (rehearsal)")' > "$results"
+  echo "# $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$results"
+  : > "$out/execute.log"
+  begin=$SECONDS
+  for nb in "${notebooks[@]}"; do
+    start=$SECONDS
+    timeout --kill-after=10 "${NOTEBOOK_TIMEOUT:-900}" \
+      "$python" -m tools.execute --keep-cuda --out "$out" "$nb" > "$out/last.log" 2>&1
+    rc=$?
+    cat "$out/last.log" >> "$out/execute.log"
+    if [ $rc = 0 ]; then status="ok"; ok=$((ok + 1))
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then status="TIMED OUT"; failed=$((failed + 1))
+    else status="FAILED"; failed=$((failed + 1))
+    fi
+    line=$(printf '%-9s %5d s  %s' "$status" $((SECONDS - start)) "$nb")
+    if [ "$status" = FAILED ]; then
+      line="$line  $(grep -m1 '^FAILED' "$out/last.log" | sed 's/^FAILED [^:]*: //' | cut -c1-200)"
+    fi
+    echo "$line" | tee -a "$results"
+  done
+  rm -f "$out/last.log"
+  echo "executed ${#notebooks[@]} notebooks: $ok ok, $failed failed or timed out, $((SECONDS - begin)) s" \
+    | tee -a "$results"
+
+  # nbval: the compared outputs must be the stored CPU ones, with the gpu cells live.
+  start=$SECONDS
+  PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 timeout --kill-after=10 "${NBVAL_TIMEOUT:-1800}" \
+    "$python" -m pytest -p nbval.plugin -p xdist.plugin -n "${NBVAL_JOBS:-4}" --dist loadscope \
+    -q --color=no "${notebooks[@]}" > "$out/nbval.log" 2>&1
   rc=$?
-  cap_file "$log"
-  case $rc in
-    0) status="exit 0" ;;
-    124|137) status="TIMED OUT (exit $rc)" ;;
-    *) status="exit $rc" ;;
-  esac
-  last=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1 | cut -c1-200)
-  note "stage $name: $status in $(( SECONDS - start )) s (limit $limit s): $last"
-  return $rc
+  echo "nbval: exit $rc in $((SECONDS - start)) s: $(grep -v '^\s*$' "$out/nbval.log" | tail -n 1)" \
+    | tee -a "$results"
+  [ "$failed" = 0 ] && [ "$rc" = 0 ]
 }
 
-: > "$summary"
-note "GPU pass ($mode mode), $(date -u +%Y-%m-%dT%H:%M:%SZ), budget $budget s, repository $(git rev-parse --short HEAD 2>/dev/null || echo '(no git)')"
-note "host: $cores cores, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null), $jobs test jobs with $threads threads each"
-note "python: $(timeout 120 "$python" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "CUDA", torch.version.cuda, "device:", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")' 2>&1 | tail -n 1)"
-if command -v nvidia-smi >/dev/null; then
-  note "nvidia-smi: $(timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,persistence_mode --format=csv,noheader 2>&1 | head -n 2)"
-else
-  note "nvidia-smi: not found"
-fi
-if [ "$mode" = gpu ] && ! timeout 120 "$python" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())'; then
-  note "no CUDA device visible to $python: stopping (use --cpu for the rehearsal on a CPU)"
-  exit 2
-fi
-allow_cpu=(); dry_run=()
-if [ "$mode" = cpu ]; then allow_cpu=(--allow-cpu); dry_run=(--dry-run); fi
-
-failed=0
-# shellcheck disable=SC2016  # $1 is expanded by the inner bash, which gets the Python as its argument
-run_stage install "${LIMIT_INSTALL:-120}" "$out/install.log" \
-  bash -c '"$1" tools/gpu.py install && PYTHONPATH=.gpu-site "$1" -c "import matplotlib.pyplot, nbval, ipykernel; print(\"imports and font cache ready\")"' _ "$python" \
-  || { note "the install failed: nothing else can run"; exit 1; }
-
-sampler=""
-if [ "$mode" = gpu ] && command -v nvidia-smi >/dev/null; then
-  timeout "${LIMIT_RECORD:-240}" nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,temperature.gpu,memory.used \
-    --format=csv -lms 250 > "$out/clocks.csv" 2>&1 &
-  sampler=$!
-fi
-run_stage record "${LIMIT_RECORD:-240}" "$out/record.log" \
-  env PYTHONPATH=src "$python" tools/record_gpu.py "${dry_run[@]}" --out "$out" || failed=1
-if [ -n "$sampler" ]; then kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null; cap_file "$out/clocks.csv"; fi
-rm -f "$out"/*.tmp
-
-export OMP_NUM_THREADS=$threads
-run_stage nbval "${LIMIT_NBVAL:-330}" "$out/nbval.log" \
-  "$python" tools/gpu.py test --jobs "$jobs" "${allow_cpu[@]}" -- -p tests.pytest_course --color=no -q -rs \
-  --timeout "${TEST_TIMEOUT:-150}" --nbval-cell-timeout "${CELL_TIMEOUT:-120}" notebooks || failed=1
-
-# shellcheck disable=SC2046  # the file list is meant to split into words
-run_stage unit "${LIMIT_UNIT:-150}" "$out/unit.log" \
-  "$python" tools/gpu.py test --jobs "$jobs" "${allow_cpu[@]}" -- --color=no -q -rs \
-  --timeout "${TEST_TIMEOUT:-150}" $("$python" tools/gpu.py cuda-tests) || failed=1
-
-files=$(find "$out" -mindepth 1 | wc -l)
-note "total: $SECONDS s; $files files in $out; result: $([ "$failed" = 0 ] && echo pass || echo FAIL)"
-exit "$failed"
+case "${1:-}" in
+  wheels) wheels ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: bash tools/gpu_pass.sh wheels | run [--cpu] OUTDIR [NOTEBOOK ...]" >&2; exit 2 ;;
+esac
