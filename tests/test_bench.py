@@ -1,4 +1,4 @@
-"""helpers.bench and the performance plots: timings, sweeps, rates."""
+"""helpers.lessons.bench and the performance plots: timings, sweeps, rates."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from helpers.bench import SweepPoint, Timing, gb_per_s, gflop_per_s, sweep, sweep_table, time_call  # noqa: E402
-from helpers.plots import plot_roofline, plot_sweeps  # noqa: E402
+from helpers.lessons.bench import SweepPoint, Timing, gb_per_s, gflop_per_s, sweep, sweep_table, time_call  # noqa: E402
+from helpers.show.plots import plot_roofline, plot_sweeps  # noqa: E402
 
 
 def test_time_call_measures_a_sleep_of_known_length():
@@ -62,7 +62,7 @@ def test_progress_line_comes_and_goes_without_leaving_output():
     from jupyter_client.manager import start_new_kernel
 
     code = (
-        "from helpers.bench import sweep\n"
+        "from helpers.lessons.bench import sweep\n"
         "sweep(lambda n: lambda: None, [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=60.0)\n"
         "sweep(lambda n: lambda: None, [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=0.0)\n"
     )

@@ -1,7 +1,7 @@
 """Lesson 12's script: each planted cause changes the result, each fix removes it; its checkers explain.
 
 The training runs are small (40 steps on 256 bags), so the causes are tested directly on
-``helpers.capstone.train``. The checkers of exercises 12.1 to 12.4 are tested in
+``helpers.lessons.capstone.train``. The checkers of exercises 12.1 to 12.4 are tested in
 ``tests/test_exercises_12.py``.
 """
 
@@ -13,9 +13,9 @@ import os
 import pytest
 import torch
 
-from helpers import capstone
 from helpers.determinism import deterministic_mode
 from helpers.diagnose import first_divergence
+from helpers.lessons import capstone
 
 FIXES = {"deterministic": True, "data_seed": 0, "stats_as_buffers": True, "eval_after_load": True}
 FIXED = dataclasses.replace(capstone.A, **FIXES)

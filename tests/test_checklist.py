@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.checklist import SETTINGS, left_open, run_twice
+from helpers.lessons.checklist import SETTINGS, left_open, run_twice
 
 EVERYTHING = {name: True for name in SETTINGS} | {"workers": False}
 
@@ -63,7 +63,7 @@ def test_a_misspelt_setting_is_refused_by_name():
 
 
 def test_the_widget_runs_on_the_button_and_reports_what_is_open():
-    from helpers.widgets import reproducibility_checklist
+    from helpers.show.widgets import reproducibility_checklist
 
     w = reproducibility_checklist(torch_seed=True)
     grid, button, view = w.children

@@ -1,11 +1,11 @@
-"""helpers.checkpoints: a CPU-made checkpoint that loads like one saved on a GPU."""
+"""helpers.lessons.checkpoints: a CPU-made checkpoint that loads like one saved on a GPU."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from helpers.checkpoints import cuda_tagged_copy
+from helpers.lessons.checkpoints import cuda_tagged_copy
 
 
 def test_cuda_tagged_copy_needs_map_location_without_cuda(tmp_path):

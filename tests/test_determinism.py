@@ -231,7 +231,7 @@ def test_plot_run_spread_draws_each_run_from_the_exact_value():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from helpers.plots import plot_run_spread
+    from helpers.show.plots import plot_run_spread
 
     try:
         fig, ax = plot_run_spread(
@@ -430,9 +430,9 @@ def test_resume_epoch_refuses_a_sampler_it_cannot_restore():
     ],
 )
 def test_philox_rounds_give_random123_known_answers(counter, key, expected):
-    from helpers.determinism import _philox4x32_10
+    from helpers.determinism import philox4x32_10
 
-    out = _philox4x32_10(np.array([counter], dtype=np.uint64), key)
+    out = philox4x32_10(np.array([counter], dtype=np.uint64), key)
     assert tuple(int(v) for v in out[0]) == expected
 
 

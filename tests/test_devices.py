@@ -1,4 +1,4 @@
-"""Unit tests for helpers.devices and helpers.tables."""
+"""Unit tests for helpers.devices and helpers.show.tables."""
 
 import os
 import re

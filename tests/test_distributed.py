@@ -1,4 +1,4 @@
-"""helpers.distributed: ranks in child processes, results back, nothing left behind."""
+"""helpers.lessons.distributed: ranks in child processes, results back, nothing left behind."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import tempfile
 import pytest
 import torch
 
-from helpers.distributed import (
+from helpers.lessons.distributed import (
     UnknownExperimentError,
     ring_allreduce,
     run_ranks,

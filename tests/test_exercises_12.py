@@ -6,7 +6,8 @@ import dataclasses
 
 import torch
 
-from helpers import capstone, check
+from helpers import check
+from helpers.lessons import capstone
 
 C = capstone.Config("C", threads=8, bf16=True, from_checkpoint=True, data_seed=1)
 RIGHT = {

@@ -469,10 +469,6 @@ def test_matmul_error_bound_for_float32_inputs_is_gamma_k():
     bound = matmul_error_bound(a, b, u_in=0.0, u_acc=2.0**-24)
     assert torch.allclose(bound, gamma(1000, 2.0**-24) * (a.double().abs() @ b.double().abs()), rtol=1e-12)
     assert bool(((a @ b).double() - a.double() @ b.double()).abs().le(bound).all())
-    with pytest.raises(ValueError, match="cannot be multiplied"):
-        matmul_error_bound(a, a, 0.0, 2.0**-24)
-    with pytest.raises(TypeError):
-        matmul_error_bound(a.numpy(), b, 0.0, 2.0**-24)
 
 
 # --- tf32_linear (lesson 10) -------------------------------------------------------------------

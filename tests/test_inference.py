@@ -1,4 +1,4 @@
-"""helpers.inference: CPU features, and torchao imported without noise."""
+"""helpers.lessons.inference: CPU features, and torchao imported without noise."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from helpers.inference import _describe, cpu_features, library_calls, load_int8_quantization
+from helpers.lessons.inference import _describe, cpu_features, library_calls, load_int8_quantization
 
 
 def test_cpu_features_reports_the_build():
@@ -62,7 +62,7 @@ def test_library_calls_names_the_library_and_restores_stdout():
 
 def test_load_int8_quantization_is_quiet_and_restores_logging():
     code = (
-        "import logging; from helpers.inference import load_int8_quantization; "
+        "import logging; from helpers.lessons.inference import load_int8_quantization; "
         "q, c = load_int8_quantization(); print(q.__name__, c.__name__, logging.root.manager.disable)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -9,8 +9,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from helpers import float_anatomy  # noqa: E402
-from helpers.plots import plot_error_growth, plot_sum_spread, plot_tolerance_band  # noqa: E402
-from helpers.widgets import float_explorer, precision_table, tolerance_playground  # noqa: E402
+from helpers.show.plots import plot_error_growth, plot_sum_spread, plot_tolerance_band  # noqa: E402
+from helpers.show.widgets import float_explorer, precision_table, tolerance_playground  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +87,7 @@ def test_tolerance_playground_counts_what_passes_and_follows_its_sliders():
 
 
 def test_plot_accumulators_marks_where_each_accumulator_stalls():
-    from helpers.plots import plot_accumulators, running_total
+    from helpers.show.plots import plot_accumulators, running_total
 
     assert running_total(1.0, 4096, torch.float16)[-1] == 2048
     assert running_total(1.0, 300, torch.bfloat16)[-1] == 256
@@ -98,7 +98,7 @@ def test_plot_accumulators_marks_where_each_accumulator_stalls():
 
 
 def test_plot_number_line_shows_the_gap_doubling_at_the_power_of_two():
-    from helpers.plots import plot_number_line
+    from helpers.show.plots import plot_number_line
 
     fig, ax = plot_number_line(1.0, torch.bfloat16, 4)
     ticks = sorted(float(x) for seg in ax.collections[0].get_segments() for x in {seg[0][0]})
@@ -108,7 +108,7 @@ def test_plot_number_line_shows_the_gap_doubling_at_the_power_of_two():
 
 
 def test_plot_ulp_differences_counts_the_exact_agreements():
-    from helpers.plots import plot_ulp_differences
+    from helpers.show.plots import plot_ulp_differences
 
     a = torch.tensor([1.0, 1.0, 2.0, 4.0])
     b = torch.tensor([1.0, torch.nextafter(torch.tensor(1.0), torch.tensor(2.0)).item(), 2.0, 4.0])
@@ -119,7 +119,7 @@ def test_plot_ulp_differences_counts_the_exact_agreements():
 
 
 def test_plot_speed_vs_error_draws_each_lever_and_the_budget():
-    from helpers.plots import plot_speed_vs_error
+    from helpers.show.plots import plot_speed_vs_error
 
     fig, ax = plot_speed_vs_error({"float32": (1.0, 0.0), "int8": (2.5, 1e-2)}, budget=5e-3)
     assert [t.get_text() for t in ax.texts] == ["float32", "int8"]
@@ -127,8 +127,8 @@ def test_plot_speed_vs_error_draws_each_lever_and_the_budget():
 
 
 def test_the_ring_diagram_states_the_order_the_ring_helper_adds_in():
-    from helpers.diagrams import draw_ring_allreduce
-    from helpers.distributed import ring_allreduce
+    from helpers.lessons.distributed import ring_allreduce
+    from helpers.show.diagrams import draw_ring_allreduce
 
     for ranks in (3, 4, 5):
         fig, ax = draw_ring_allreduce(ranks)
@@ -145,7 +145,7 @@ def test_the_ring_diagram_states_the_order_the_ring_helper_adds_in():
 
 
 def test_the_diagrams_draw_and_label_what_they_show():
-    from helpers import diagrams
+    from helpers.show import diagrams
 
     for draw in (diagrams.draw_reduction_orders, diagrams.draw_device_move, diagrams.draw_launch_timeline):
         fig, _ = draw()
@@ -159,7 +159,7 @@ def test_plot_divergence_reds_the_modules_above_their_tolerance():
     import copy
 
     from helpers.diagnose import first_divergence
-    from helpers.plots import plot_divergence
+    from helpers.show.plots import plot_divergence
 
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
     broken = copy.deepcopy(model)
@@ -176,7 +176,7 @@ def test_plot_divergence_reds_the_modules_above_their_tolerance():
 
 
 def test_the_seeding_and_checkpoint_diagrams_say_what_they_draw():
-    from helpers import diagrams
+    from helpers.show import diagrams
 
     fig, ax = diagrams.draw_worker_seeding(3)
     text = " ".join(t.get_text() for t in ax.texts)

@@ -1,9 +1,11 @@
 """Helpers for the course on why PyTorch gives different numbers on different devices and runs.
 
-The lessons teach PyTorch's own API; these helpers carry only what would distract from it:
-bit-level views, comparison tables, plots, widgets and exercise checkers. ``import helpers``
-imports torch and numpy but not matplotlib or ipywidgets (``helpers.plots`` and
-``helpers.widgets`` load them when used).
+The lessons teach PyTorch's own API; these helpers carry only what would distract from it.
+Take-home tools: ``compare``, ``first_divergence``, ``helpers.fingerprint``, ``helpers.moving``,
+``helpers.determinism`` and ``best_device``. ``floats`` holds the arithmetic the lessons study,
+``show`` the pictures and tables, ``lessons`` code that serves one lesson, ``exercises`` the
+checkers (docs/layout.md). ``import helpers`` imports torch and numpy but not matplotlib or
+ipywidgets (``helpers.show.plots`` and ``helpers.show.widgets`` load them when used).
 """
 
 # helpers.fingerprint (fingerprint, diff_fingerprints and `python -m helpers.fingerprint`) is not
@@ -31,7 +33,8 @@ from helpers.floats import (
     ulp_distance,
     unit_roundoff,
 )
-from helpers.tables import Table
+from helpers.show.source import show_source
+from helpers.show.tables import Table
 
 __all__ = [
     "Comparison",
@@ -52,6 +55,7 @@ __all__ = [
     "reduction_tolerances",
     "round_mantissa",
     "round_to_format",
+    "show_source",
     "sum_exact",
     "sum_kahan",
     "sum_pairwise",

@@ -13,7 +13,7 @@ import torch
 
 from helpers._validate import check_dtype, check_int, check_mapping, check_real, check_sequence, check_tensor
 from helpers.floats import FORMATS, max_ulp_distance
-from helpers.tables import Table
+from helpers.show.tables import Table
 
 __all__ = [
     "Comparison",
@@ -93,7 +93,7 @@ class Comparison:
         return self.frac_bitwise_equal == 1.0
 
     def table(self, title: str = "Comparison") -> Table:
-        """The measures as a :class:`helpers.tables.Table`."""
+        """The measures as a :class:`helpers.show.tables.Table`."""
         name = str(self.dtype).replace("torch.", "")
         return Table(
             ["measure", "value"],
@@ -261,7 +261,7 @@ class NamedComparison:
         return all(c.bitwise_equal for c in self.comparisons.values())
 
     def table(self, title: str = "Comparison by tensor") -> Table:
-        """One row per named tensor, as a :class:`helpers.tables.Table`."""
+        """One row per named tensor, as a :class:`helpers.show.tables.Table`."""
         rows = [
             (
                 name,

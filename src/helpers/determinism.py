@@ -124,12 +124,12 @@ def deterministic_mode(
             "cublas_workspace_config must have cuBLAS's form ':SIZE:COUNT' such as ':4096:8' "
             f"(or several pairs, ':4096:2:16:8'), got {config!r}"
         )
-    return _deterministic_mode(warn_only, cublas_workspace_config)
+    return deterministic_block(warn_only, cublas_workspace_config)
 
 
 @contextlib.contextmanager
-def _deterministic_mode(warn_only: bool, cublas_workspace_config: str | None) -> Iterator[dict[str, object]]:
-    """:func:`deterministic_mode` once its arguments are checked."""
+def deterministic_block(warn_only: bool, cublas_workspace_config: str | None) -> Iterator[dict[str, object]]:
+    """The ``with`` block :func:`deterministic_mode` returns once it has checked its arguments."""
     before = deterministic_flags()
     if cublas_workspace_config is not None and before["CUBLAS_WORKSPACE_CONFIG"] != cublas_workspace_config:
         raise RuntimeError(
@@ -368,7 +368,7 @@ _PHILOX_M = (0xD2511F53, 0xCD9E8D57)  # Philox4x32-10's multipliers and key incr
 _PHILOX_W = (0x9E3779B9, 0xBB67AE85)  # (curand_philox4x32_x.h; Salmon et al., SC11)
 
 
-def _philox4x32_10(counter: np.ndarray, key: tuple[int, int]) -> np.ndarray:
+def philox4x32_10(counter: np.ndarray, key: tuple[int, int]) -> np.ndarray:
     """Ten Philox rounds on counters of shape ``(n, 4)`` (uint32 values held in uint64)."""
     c0, c1, c2, c3 = (counter[:, i].astype(np.uint64) for i in range(4))
     k0, k1 = np.uint64(key[0]), np.uint64(key[1])
@@ -404,7 +404,7 @@ def philox_randn(n: int, seed: int) -> torch.Tensor:
     threads = np.arange(n, dtype=np.uint64)
     counter = np.zeros((n, 4), dtype=np.uint64)
     counter[:, 2] = threads  # the subsequence (the thread's index) sits in the counter's upper half
-    bits = _philox4x32_10(counter, (seed & 0xFFFF_FFFF, seed >> 32))
+    bits = philox4x32_10(counter, (seed & 0xFFFF_FFFF, seed >> 32))
     inv, inv_2pi = np.float32(2.3283064e-10), np.float32(2.3283064e-10) * np.float32(6.2831855)
     u = bits[:, 0].astype(np.float32) * inv + inv / np.float32(2)  # in (0, 1]: log(u) is finite
     v = bits[:, 1].astype(np.float32) * inv_2pi + inv_2pi / np.float32(2)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from helpers.tables import Table
+from helpers.show.tables import Table
 
 __all__ = [
     "ABSENT",

@@ -16,7 +16,7 @@ import torch
 
 from helpers.compare import reduction_tolerances
 from helpers.floats import FORMATS, max_ulp_distance
-from helpers.tables import Table
+from helpers.show.tables import Table
 
 __all__ = ["Divergence", "first_divergence"]
 

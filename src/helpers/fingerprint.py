@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 from helpers.devices import ABSENT, RESULT_ENV_VARS, precision_settings, read_setting
-from helpers.tables import Table
+from helpers.show.tables import Table
 
 __all__ = ["FINGERPRINT_ENV_VARS", "diff_fingerprints", "fingerprint", "main"]
 

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from helpers.devices import usable_device
-from helpers.tables import Table
+from helpers.show.tables import Table
 
 __all__ = ["Stray", "move", "stray_tensors", "check_one_device", "tensor_places"]
 

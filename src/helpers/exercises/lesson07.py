@@ -134,7 +134,7 @@ def _save_tagged_cuda(obj: object, path: Path) -> None:
     """``torch.save(obj, path)`` with every CPU storage tagged as saved on a GPU this machine lacks.
 
     ``cuda:0`` on a machine without CUDA, as a save on the first GPU tags it (see ``_missing_gpu_tag``).
-    The same trick as ``helpers.checkpoints.cuda_tagged_copy`` (``register_package``), done in this
+    The same trick as ``helpers.lessons.checkpoints.cuda_tagged_copy`` (``register_package``), done in this
     process so that the checker stays fast; the registry is restored before returning.
     """
     registry, tag = list(ser._package_registry), _missing_gpu_tag()

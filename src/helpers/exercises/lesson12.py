@@ -49,7 +49,7 @@ def _ex_12_1(answer: object) -> tuple[bool, str]:
 
 
 def _ex_12_2(answer: object) -> tuple[bool, str]:
-    from helpers.capstone import NoisyBags
+    from helpers.lessons.capstone import NoisyBags
 
     if not callable(answer):
         return False, "answer with a function make_dataset(seed) that returns a capstone.NoisyBags."
@@ -114,7 +114,7 @@ def _ex_12_3(answer: object) -> tuple[bool, str]:
 def _ex_12_4(answer: object) -> tuple[bool, str]:
     import dataclasses
 
-    from helpers import capstone
+    from helpers.lessons import capstone
 
     if not isinstance(answer, capstone.Config):
         return False, "answer with a capstone.Config, for example dataclasses.replace(C, ...)."

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch.utils import benchmark
 
-from helpers.tables import Table
+from helpers.show.tables import Table
 
 __all__ = ["SweepPoint", "Timing", "gb_per_s", "gflop_per_s", "sweep", "sweep_table", "time_call"]
 

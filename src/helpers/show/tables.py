@@ -65,23 +65,3 @@ class Table:
         )
         caption = f"<caption style='text-align:left'><b>{esc(self.title)}</b></caption>" if self.title else ""
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def source_of(function: Any) -> str:
-    """The source of a function or class without its docstring, for a lesson to show what a
-    helper does (d2l's habit of defining helpers in the text). Introduced in lesson 04.
-    """
-    import ast
-    import inspect
-    import textwrap
-
-    function = inspect.unwrap(function) if callable(function) else function
-    text = textwrap.dedent(inspect.getsource(function))
-    node = ast.parse(text).body[0]
-    body = getattr(node, "body", [])
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        lines = text.splitlines()
-        first, last = body[0].lineno - 1, body[0].end_lineno
-        text = "\n".join(lines[:first] + lines[last:]) + "\n"
-    return text

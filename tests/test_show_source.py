@@ -1,11 +1,11 @@
-"""helpers.tables.source_of: a helper's source as a lesson shows it, without the docstring."""
+"""helpers.show.source: a helper's source as a lesson shows it, without the docstring."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
 
-from helpers.tables import source_of
+from helpers.show.source import show_source, source_of
 
 determinism = importlib.import_module("helpers.determinism")
 
@@ -36,3 +36,24 @@ def test_decorators_stay_and_wrappers_are_unwrapped():
     shown = source_of(determinism.seed_everything)
     assert shown.startswith("def seed_everything(seed: int)") and '"""' not in shown
     assert "torch.manual_seed(seed)" in shown
+
+
+def test_show_source_prints_what_source_of_returns(capsys):
+    show_source(documented)
+    assert capsys.readouterr().out == source_of(documented)
+
+
+def test_a_class_keeps_its_methods_and_loses_only_its_own_docstring():
+    class Documented:
+        """Class docstring."""
+
+        def method(self):
+            """Method docstring."""
+            return 1
+
+    shown = source_of(Documented)
+    assert "Class docstring" not in shown and "Method docstring" in shown and "return 1" in shown
+
+
+def test_the_docstring_stays_when_asked():
+    assert source_of(documented, docstring=True).count('"""') == 2

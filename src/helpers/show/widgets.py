@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # ipywidgets is imported lazily
     import ipywidgets
 
 from helpers.floats import FORMATS, float_anatomy, matmul_error, unit_roundoff
-from helpers.tables import Table
+from helpers.show.tables import Table
 
 __all__ = ["float_explorer", "precision_table", "reproducibility_checklist", "tolerance_playground"]
 
@@ -86,14 +86,14 @@ def tolerance_playground(
     The results are the 64 x 16 entries of a float32 matrix product ``a @ b`` with inner dimension
     ``K = 2**log2_k`` (``torch.randn`` inputs, seed 0), each one a K-term sum, compared with the
     same product in float64; a second series is those results with a 0.1% error, a bug a check
-    should catch. The picture is :func:`helpers.plots.plot_tolerance_band`; the text counts
+    should catch. The picture is :func:`helpers.show.plots.plot_tolerance_band`; the text counts
     what passes and gives ``reduction_tolerances``'s suggestion for this K. The sliders span
     ``log10_rtol`` -8 to -1, ``log10_atol`` -9 to 0 and ``log2_k`` 2 to 14. Introduced in lesson 10.
     """
     import ipywidgets as widgets
 
     from helpers.compare import reduction_tolerances
-    from helpers.plots import plot_tolerance_band
+    from helpers.show.plots import plot_tolerance_band
 
     rtol_slider = widgets.FloatSlider(
         value=log10_rtol, min=-8.0, max=-1.0, step=0.1, description="log10 rtol"
@@ -150,7 +150,7 @@ def checklist_html(outcome, reasons: list[str]) -> str:
     """The report of :func:`reproducibility_checklist`: the settings used, the outcome, what is left open."""
     import html
 
-    from helpers.checklist import SETTINGS
+    from helpers.lessons.checklist import SETTINGS
 
     used = [
         f"<li><code>{html.escape(SETTINGS[name])}</code></li>" for name, on in outcome.settings.items() if on
@@ -180,14 +180,14 @@ def checklist_html(outcome, reasons: list[str]) -> str:
 
 
 def reproducibility_checklist(**settings: bool) -> ipywidgets.VBox:
-    """A tick box for each seed and setting of :data:`helpers.checklist.SETTINGS`, and a button that
-    trains the small model twice (:func:`helpers.checklist.run_twice`) and says whether the runs
+    """A tick box for each seed and setting of :data:`helpers.lessons.checklist.SETTINGS`, and a button that
+    trains the small model twice (:func:`helpers.lessons.checklist.run_twice`) and says whether the runs
     match and where they first differ. The keywords tick boxes at the start (True or False, as
     for ``run_twice``); the report shown at the start is computed with them. Introduced in lesson 05.
     """
     import ipywidgets as widgets
 
-    from helpers.checklist import SETTINGS, all_settings, left_open, run_twice
+    from helpers.lessons.checklist import SETTINGS, all_settings, left_open, run_twice
 
     chosen = all_settings(settings)
 

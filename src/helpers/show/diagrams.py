@@ -95,7 +95,7 @@ def draw_ring_allreduce(ranks: int = 3) -> tuple[Figure, Axes]:
     Each rank's gradient is cut into ``ranks`` chunks. In the first ranks - 1 steps (reduce-
     scatter) each chunk travels round the ring and is added to at each rank, so every chunk ends
     fully summed on one rank; the next ranks - 1 steps (all-gather) copy the sums to every rank.
-    In gloo's ring (``helpers.distributed.ring_allreduce``) the partial sum of chunk ``c`` starts
+    In gloo's ring (``helpers.lessons.distributed.ring_allreduce``) the partial sum of chunk ``c`` starts
     at rank ``c - 1`` and travels down the ring to rank ``c``, so each chunk's terms are added in
     an order that starts at another rank. ``ranks`` is an int from 2 to 8. Introduced in lesson 11.
     """

@@ -210,9 +210,9 @@ def train(config: Config) -> Result:
 
 
 def _main(argv: list[str]) -> None:
-    """``python -m helpers.capstone A|B OUT.json``: train one configuration, record it as JSON."""
+    """``python -m helpers.lessons.capstone A|B OUT.json``: train one configuration, record it as JSON."""
     if len(argv) != 2 or argv[0] not in ("A", "B"):
-        raise SystemExit("usage: python -m helpers.capstone A|B OUT.json")
+        raise SystemExit("usage: python -m helpers.lessons.capstone A|B OUT.json")
     from helpers.fingerprint import fingerprint
 
     config = {"A": A, "B": B}[argv[0]]
