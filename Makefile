@@ -8,7 +8,7 @@ JOBS   ?= 2
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-.PHONY: help lab test lint execute docs pins clean gpu-wheels gpu-pass
+.PHONY: help lab test test-slow lint execute docs pins clean gpu-wheels gpu-pass
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
@@ -32,8 +32,11 @@ $(VENV)/.test: $(VENV)/.lab
 lab: $(VENV)/.lab  ## set up .venv (base dependencies) when missing, then open JupyterLab
 	cd notebooks && $(abspath $(VENV))/bin/jupyter lab 00_start_here.ipynb $(LAB_ARGS)
 
-test: $(VENV)/.test  ## set up .venv with the test and docs extras, then run every test
-	$(PY) -m pytest -n $(JOBS) --dist loadscope
+test: $(VENV)/.test  ## set up .venv with the test and docs extras, then the unit tests and nbval over every notebook
+	$(PY) -m pytest -n $(JOBS) --dist loadscope -m "not slow"
+
+test-slow: $(VENV)/.test  ## the tests that start many processes: the GPU branches on the CPU, nbval's gpu tag, the website
+	$(PY) -m pytest -n $(JOBS) --dist loadscope -m slow tests
 
 lint: $(VENV)/.test  ## ruff over src/, tests/ and tools/ (the rules in pyproject.toml)
 	$(PY) -m ruff check

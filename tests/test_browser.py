@@ -30,6 +30,7 @@ DRIVER = shutil.which("chromedriver")
 SCREENSHOTS = Path(tempfile.gettempdir()) / "fp-course-screenshots"
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.browser,
     pytest.mark.skipif(
         CHROMIUM is None or DRIVER is None,

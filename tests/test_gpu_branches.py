@@ -16,6 +16,7 @@ synchronisation replaced for the whole process). There the branches run for real
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -85,27 +86,69 @@ def raises(cell: dict) -> bool:
     )
 
 
+def takes_gpu_path(cell: dict) -> bool:
+    """True for a cell with a CUDA branch or the ``gpu`` tag: the cells the mapping changes."""
+    source = "".join(cell["source"])
+    return "gpu" in cell.get("metadata", {}).get("tags", []) or as_if_cuda(source) != source
+
+
+def names(source: str) -> tuple[set[str], set[str]]:
+    """The names a cell binds and the names it reads (at any depth: an over-estimate of both)."""
+    bound, read = set(), set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return bound, read
+
+
+def gpu_slice(cells: list[dict]) -> list[dict]:
+    """The cells a notebook's GPU paths need: each GPU cell, and every earlier cell that binds a
+    name a needed cell reads (imports included). The rest only costs time here."""
+    last = max(i for i, c in enumerate(cells) if takes_gpu_path(c))
+    needed, keep = set(), []
+    for cell in reversed(cells[: last + 1]):
+        bound, read = names(as_if_cuda("".join(cell["source"])))
+        if takes_gpu_path(cell) or bound & needed:
+            keep.append(cell)
+            needed |= read
+    return keep[::-1]
+
+
 def gpu_aware(path: Path) -> bool:
-    text = path.read_text(encoding="utf-8")
-    return "torch.cuda.is_available()" in text or '"gpu"' in text
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return any(takes_gpu_path(c) for c in cells if c["cell_type"] == "code")
 
 
 def test_rewrite_maps_the_cuda_branch_to_the_cpu():
     source = 'if torch.cuda.is_available():\n    x = y.to("cuda")'
     assert as_if_cuda(source) == 'if True:\n    x = y.to("cpu")'
+    assert takes_gpu_path({"source": [source]}) and not takes_gpu_path({"source": ["x = y.to('cpu')"]})
+    assert takes_gpu_path({"source": ["print(1)"], "metadata": {"tags": ["gpu"]}})
 
 
+def test_the_slice_keeps_what_a_gpu_cell_needs_and_drops_the_rest():
+    cells = [{"source": [s]} for s in (
+        "import torch", "x = torch.ones(2)", "slow = sum(range(10**6))", "y = x * 2",
+        'if torch.cuda.is_available():\n    print(y.to("cuda"))', "z = y + 1",
+    )]
+    assert ["".join(c["source"]) for c in gpu_slice(cells)] == [
+        "import torch", "x = torch.ones(2)", "y = x * 2",
+        'if torch.cuda.is_available():\n    print(y.to("cuda"))',
+    ]
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(
     torch.cuda.is_available(), reason="CUDA is here: nbval runs the GPU branches live, not mapped to the CPU"
 )
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if gpu_aware(p)], ids=lambda p: p.name)
 def test_gpu_branches_run(path: Path):
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    cells = [
-        (as_if_cuda("".join(c["source"])), raises(c))
-        for c in nb["cells"]
-        if c["cell_type"] == "code"
-    ]
+    code = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    cells = [(as_if_cuda("".join(c["source"])), raises(c)) for c in gpu_slice(code)]
     done = subprocess.run(
         [sys.executable, "-c", RUNNER],
         input=json.dumps(cells),
@@ -117,6 +160,7 @@ def test_gpu_branches_run(path: Path):
     assert done.returncode == 0, done.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_runner_reports_a_failing_branch():
     source = 'import torch\nif torch.cuda.is_available():\n    torch.zeros(1, device="cuda") + typo'
     cells = [(as_if_cuda(source), False)]

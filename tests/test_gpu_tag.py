@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
+import pytest
 import torch
 
 from tests.pytest_course import needs_gpu
@@ -29,6 +30,7 @@ def test_needs_gpu_reads_cell_and_notebook_tags():
     assert not needs_gpu(SimpleNamespace(parent=None))  # a plain test function
 
 
+@pytest.mark.slow
 def test_nbval_skips_or_runs_a_gpu_cell(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -59,6 +61,7 @@ def test_nbval_skips_or_runs_a_gpu_cell(tmp_path):
         assert "1 passed, 1 skipped" in summary, result.stdout
 
 
+@pytest.mark.slow
 def test_the_plain_nbval_command_skips_gpu_cells_without_cuda():
     """``pytest --nbval notebooks/…`` as nbval's docs write it: no -p option, the console script."""
     script = Path(sys.executable).with_name("pytest")

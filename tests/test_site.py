@@ -15,6 +15,8 @@ import pytest
 
 from tools import build_docs
 
+pytestmark = pytest.mark.slow
+
 
 def test_link_check_finds_broken_links_in_pages_but_not_in_theme_assets(tmp_path):
     (tmp_path / "sub").mkdir()
