@@ -20,7 +20,7 @@ $(VENV)/.lab: pyproject.toml requirements/constraints.txt
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet $(PINS) -e .
 	@# ipykernel's installer leaves an empty tmp*_kernels folder in TMPDIR: give it one of its own
-	scratch=$$(mktemp -d) && TMPDIR=$$scratch $(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null; status=$$?; rm -rf "$$scratch"; exit $$status
+	scratch=$$(mktemp -d) && TMPDIR=$$scratch $(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null; status=$$?; rm -rf "$$scratch"; exit $$status
 	$(PY) -c "import matplotlib.pyplot"  # build the font cache now, not inside a lesson
 	touch $@
 
@@ -29,8 +29,9 @@ $(VENV)/.test: $(VENV)/.lab
 	$(PIP) install --quiet $(PINS) -e ".[test,docs]"
 	touch $@
 
-lab: $(VENV)/.lab  ## set up .venv (base dependencies) when missing, then open JupyterLab
-	cd notebooks && $(abspath $(VENV))/bin/jupyter lab 00_start_here.ipynb $(LAB_ARGS)
+lab: $(VENV)/.lab  ## set up .venv when missing, copy the lessons into work/ (yours to change), open JupyterLab there
+	$(PY) -m tools.course work
+	cd work && $(abspath $(VENV))/bin/jupyter lab 00_start_here.ipynb $(LAB_ARGS)
 
 test: $(VENV)/.test  ## set up .venv with the test and docs extras, then the unit tests and nbval over every notebook
 	$(PY) -m pytest -n $(JOBS) --dist loadscope -m "not slow"

@@ -151,3 +151,10 @@ def test_compare_float64_opposite_signs_reports_the_exact_ulp_distance():
     a = torch.tensor([2.0], dtype=torch.float64)
     c = compare(a, -a)
     assert c.max_ulp == 2**63 and not c.close
+
+
+def test_bitwise_equal_sees_the_sign_of_zero_that_equality_does_not():
+    c = compare(torch.tensor([-0.0, 1.0]), torch.tensor([0.0, 1.0]))
+    assert not c.bitwise_equal and c.frac_bitwise_equal == 0.5
+    assert c.max_ulp == 0 and c.close  # equal numbers: no error, but different bits
+    assert compare(torch.tensor([0.0, 1.0], dtype=torch.bfloat16), torch.tensor([0.0, 1.0])).bitwise_equal

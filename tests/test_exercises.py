@@ -107,3 +107,12 @@ def test_kind_of_refuses_what_is_not_an_exercise():
     assert set(map(kind_of, exercise_ids())) <= set(KINDS)
     with pytest.raises(ValueError, match="unknown exercise"):
         kind_of("99.9")
+
+
+def test_a_verdict_shows_as_a_coloured_box_in_jupyter_and_escapes_the_message():
+    from helpers.exercises._common import Verdict
+
+    right, wrong = Verdict("01.1", True, "3 < 4"), Verdict("01.1", False, "<b>not</b> this")
+    assert "Correct" in right._repr_html_() and "#d4edda" in right._repr_html_()
+    assert "Not yet" in wrong._repr_html_() and "&lt;b&gt;not&lt;/b&gt;" in wrong._repr_html_()
+    assert "Not answered yet" in Verdict("01.1", None, "")._repr_html_()

@@ -78,8 +78,10 @@ def test_readme_table_shows_learning_and_run_times_or_says_not_measured(tmp_path
 
 def test_learning_time_counts_words_cells_and_exercises_and_sets_optional_parts_apart(tmp_path):
     words = " ".join(["word"] * (course.WORDS_PER_MINUTE * 20))  # 20 minutes of reading
-    nb = notebook(FIRST, *["x = 1"] * 20, 'check("07.1", 3)')  # 10 minutes of cells, 4 of exercise
+    nb = notebook(FIRST, *["x = 1"] * 9)  # 10 minutes of code cells (FIRST has one)
     nb.cells.insert(1, nbformat.v4.new_markdown_cell("## 7.1 Core\n\n" + words))
+    nb.cells.append(nbformat.v4.new_markdown_cell("**1. Code.** Write it."))  # 12 minutes
+    nb.cells.append(nbformat.v4.new_markdown_cell("<details><summary>Sources</summary>\n\n" + words + "\n</details>"))
     nb.cells.append(nbformat.v4.new_markdown_cell("## 7.2 (Optional) Deep\n\n" + words))
     nb.cells.append(nbformat.v4.new_markdown_cell("[a link](https://example.org/" + "x" * 50 + ")"))
     note = "> " + course.OPTIONAL_NOTE + " "
@@ -89,8 +91,8 @@ def test_learning_time_counts_words_cells_and_exercises_and_sets_optional_parts_
     path = tmp_path / "07_a_lesson.ipynb"
     nbformat.write(nb, path)
     time = course.learning_time(path)
-    assert time.core == 55  # 20 + 10 + 4 + 20 + a few heading words, rounded up to 5
-    assert time.full == 115  # and three times 20 minutes of optional reading
+    assert time.core == 65  # 20 + 10 + 12 + 20 + a few heading words, rounded up to 5; <details> not read
+    assert time.full == 125  # and three times 20 minutes of optional reading
 
 
 def test_clear_and_strip_leave_nothing_machine_specific():
@@ -134,3 +136,21 @@ def test_expect_errors_tags_only_cells_marked_to_raise():
     tagged = execute.expect_errors(nb)
     assert tagged == [nb.cells[0]] and nb.cells[0].metadata["tags"] == ["raises-exception"]
     assert "tags" not in nb.cells[1].metadata and "tags" not in nb.cells[2].metadata
+
+
+def test_work_copy_adds_what_is_missing_and_keeps_a_learners_changes(tmp_path):
+    notebooks, work = tmp_path / "notebooks", tmp_path / "work"
+    (notebooks / "solutions").mkdir(parents=True)
+    (notebooks / ".ipynb_checkpoints").mkdir()
+    for name in ("00_a.ipynb", "solutions/01_s.ipynb", ".ipynb_checkpoints/00_a-checkpoint.ipynb"):
+        (notebooks / name).write_text("course", encoding="utf-8")
+    copied = course.copy_work(work, notebooks)
+    assert sorted(p.relative_to(work).as_posix() for p in copied) == ["00_a.ipynb", "solutions/01_s.ipynb"]
+    (work / "00_a.ipynb").write_text("my answers", encoding="utf-8")
+    (work / "solutions" / "01_s.ipynb").unlink()  # the learner wants this one afresh
+    assert course.copy_work(work, notebooks) == [work / "solutions" / "01_s.ipynb"]
+    assert (work / "00_a.ipynb").read_text(encoding="utf-8") == "my answers"
+
+
+def test_work_folder_is_ignored_by_git():
+    assert "/work/" in (course.ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()

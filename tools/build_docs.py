@@ -226,6 +226,9 @@ def stage(source: Path, notebooks: Path) -> None:
         # the lessons' own previous/index/next lines: the site's sidebar and page footers replace them
         nb.cells = [c for c in nb.cells if not (c.cell_type == "markdown" and c.source.startswith(NAV))]
         nb.cells = [cell for c in nb.cells for cell in with_widget_note(c)]
+        for c in nb.cells:  # a check collapsed in JupyterLab is collapsed on the site too
+            if c.cell_type == "code" and c.metadata.get("jupyter", {}).get("source_hidden"):
+                c.metadata["tags"] = [*c.metadata.get("tags", []), "hide-input"]
         target = source / path.relative_to(notebooks)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)

@@ -3,6 +3,7 @@
 
     python -m tools.course write   # rewrite whatever is out of date, list what changed
     python -m tools.course check   # exit 1 and list what is out of date
+    python -m tools.course work    # copy into work/ (git-ignored) the notebooks it lacks: make lab
 
 Each lesson's first markdown cell is the single source: its '# NN · Title' heading, an italic
 one-line summary, and a '**Hardware:**' line. Generated cells are found by an HTML comment
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,11 +100,15 @@ def load_run_times() -> dict:
     return json.loads(RUN_TIMES.read_text(encoding="utf-8"))
 
 
-# Learning time is an estimate from each notebook's content, not a measurement of learners:
-# prose read at WORDS_PER_MINUTE (technical text with formulas, slower than ordinary reading),
-# each code cell read, run and its output looked at in MINUTES_PER_CELL, each exercise tried and
-# checked in MINUTES_PER_EXERCISE, rounded up to 5 minutes.
-WORDS_PER_MINUTE, MINUTES_PER_CELL, MINUTES_PER_EXERCISE = 200, 0.5, 4.0
+# Learning time is an estimate from each notebook's content, with the pace measured of a learner
+# who knows PyTorch but not numerical analysis: prose read at WORDS_PER_MINUTE, each code cell read,
+# run and its output looked at in MINUTES_PER_CELL, and each exercise by its kind (the bold
+# "**N. Kind**" that opens it), rounded up to 5 minutes. Text inside <details> is not counted:
+# it is one click away, for a reader who wants it.
+WORDS_PER_MINUTE, MINUTES_PER_CELL = 110, 1.0
+EXERCISE_MINUTES = {"recall": 2, "predict": 4, "decide": 5, "work it out": 6, "measure": 6, "code": 12}
+EXERCISE = re.compile(r"\*\*\s*\d+\.\s*(Recall|Work it out|Predict|Code|Decide|Measure)\b", re.I)
+DETAILS = re.compile(r"<details\b.*?</details>", re.S | re.I)
 OPTIONAL_NOTE = "**Optional deep dive.**"
 URL = re.compile(r"\]\([^)]*\)|https?://\S+")
 
@@ -134,9 +140,11 @@ def learning_time(path: Path) -> LearningTime:
                     optional_level = level
             if OPTIONAL_NOTE in text and not optional_level:
                 optional_level = level
-            minutes = len(re.findall(r"[A-Za-z0-9]+", URL.sub("", text))) / WORDS_PER_MINUTE
+            prose = URL.sub("", DETAILS.sub(" ", text))
+            minutes = len(re.findall(r"[A-Za-z0-9]+", prose)) / WORDS_PER_MINUTE
+            minutes += sum(EXERCISE_MINUTES[kind.lower()] for kind in EXERCISE.findall(text))
         elif cell.cell_type == "code":
-            minutes = MINUTES_PER_EXERCISE if re.search(r"\bcheck\(\"", text) else MINUTES_PER_CELL
+            minutes = MINUTES_PER_CELL
         else:
             continue
         totals["full"] += minutes
@@ -148,11 +156,12 @@ def learning_time(path: Path) -> LearningTime:
 
 def readme_table(lessons: list[Lesson], run_times: dict) -> str:
     seconds = run_times.get("seconds", {})
-    rows = []
+    rows, total = [], LearningTime(0, 0)
     for lesson in lessons:
         t = seconds.get(lesson.name)
         shown = f"{t:.0f} s" if isinstance(t, (int, float)) else "not measured"
         time = learning_time(lesson.path)
+        total = LearningTime(core=total.core + time.core, full=total.full + time.full)
         learn = f"{time.full} min"
         if time.core != time.full:
             learn += f" ({time.core} without optional parts)"
@@ -166,9 +175,12 @@ def readme_table(lessons: list[Lesson], run_times: dict) -> str:
     )
     measured = run_times.get("measured_on", "not measured yet")
     note = (
-        f"\nLearning time is a planning estimate from each notebook's content: prose at {WORDS_PER_MINUTE}"
-        f" words a minute, {MINUTES_PER_CELL:g} minute per code cell, {MINUTES_PER_EXERCISE:g} minutes per"
-        f" exercise, rounded up to 5 minutes. Kernel run times: {measured}."
+        f"\nLearning time is an estimate from each notebook's content at the pace measured of a learner"
+        f" new to numerical analysis: prose at {WORDS_PER_MINUTE} words a minute (collapsed notes not"
+        f" counted), {MINUTES_PER_CELL:g} minute per code cell, and each exercise by its kind (recall 2,"
+        f" predict 4, decide 5, work it out or measure 6, code 12 minutes), rounded up to 5 minutes."
+        f" The whole course: about {total.full / 60:.0f} hours ({total.core / 60:.0f} without optional parts)."
+        f" Kernel run times: {measured}."
     )
     return "\n".join([TABLE_START, head, *rows, note, TABLE_END])
 
@@ -221,7 +233,34 @@ def pending() -> dict[Path, str]:
     return {path: text for path, text in new.items() if path.read_text(encoding="utf-8") != text}
 
 
+WORK = ROOT / "work"
+
+
+def copy_work(work: Path = WORK, notebooks: Path = NOTEBOOKS) -> list[Path]:
+    """Copy into ``work`` every notebook of ``notebooks`` that ``work`` lacks; return the copies.
+
+    ``work/`` is git-ignored: a learner's answers, outputs and autosaves land there, never in the
+    course's own notebooks. A notebook already in ``work`` is left as the learner left it; deleting
+    it (or the whole folder) brings a fresh copy at the next ``make lab``.
+    """
+    copied = []
+    for source in sorted(notebooks.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in source.parts:
+            continue
+        target = work / source.relative_to(notebooks)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+            copied.append(target)
+    return copied
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[1] == "work":
+        copied = copy_work()
+        print(f"work/: {len(copied)} notebooks copied, the others kept as you left them. "
+              "To start a lesson afresh, delete its copy in work/ and run make lab again.")
+        return 0
     if len(argv) != 2 or argv[1] not in ("write", "check"):
         print(__doc__)
         return 2

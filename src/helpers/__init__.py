@@ -33,6 +33,8 @@ from helpers.floats import (
     ulp_distance,
     unit_roundoff,
 )
+from helpers.settings import flush_denormal, matmul_precision, threads
+from helpers.setup import setup_check
 from helpers.show.source import show_source
 from helpers.show.tables import Table
 
@@ -50,16 +52,20 @@ __all__ = [
     "environment_summary",
     "first_divergence",
     "float_anatomy",
+    "flush_denormal",
     "matmul_error",
+    "matmul_precision",
     "module_devices",
     "reduction_tolerances",
     "round_mantissa",
     "round_to_format",
+    "setup_check",
     "show_source",
     "sum_exact",
     "sum_kahan",
     "sum_pairwise",
     "sum_sequential",
+    "threads",
     "ulp",
     "ulp_distance",
     "unit_roundoff",

@@ -89,7 +89,11 @@ class Comparison:
 
     @property
     def bitwise_equal(self) -> bool:
-        """True when every element has the same bits (``-0.0`` and ``0.0`` count as equal)."""
+        """True when every element has the same bits: ``-0.0`` against ``0.0`` is a difference.
+
+        ``max_ulp`` counts ``-0.0`` and ``0.0`` as 0 ULPs apart (they are equal numbers); the
+        fraction of equal bits is where a sign-of-zero difference shows.
+        """
         return self.frac_bitwise_equal == 1.0
 
     def table(self, title: str = "Comparison") -> Table:
@@ -175,11 +179,19 @@ def _compare(
         max_abs_error=float(diff.max()),
         max_rel_error=float(rel.max()),
         max_ulp=max_ulp_distance(a, e),
-        frac_bitwise_equal=float((a == e).double().mean()),
+        frac_bitwise_equal=float((_bits(a) == _bits(e)).double().mean()),
         rtol=rtol,
         atol=atol,
         close=close and bool(torch.isfinite(diff).all()),
     )
+
+
+_SAME_WIDTH_INT = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """The tensor's bit patterns as integers of the same width (``-0.0`` and ``0.0`` differ)."""
+    return t.view(_SAME_WIDTH_INT[t.element_size()])
 
 
 def compare(

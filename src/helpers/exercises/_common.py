@@ -23,6 +23,21 @@ class Verdict:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        """In Jupyter: a coloured box, green for Correct, amber for Not yet, grey before an answer."""
+        import html
+
+        label, colour, background = {
+            True: ("Correct", "#155724", "#d4edda"),
+            False: ("Not yet", "#7a4b00", "#fff3cd"),
+            None: ("Not answered yet", "#383d41", "#e2e3e5"),
+        }[self.ok]
+        return (
+            f'<div style="background:{background};color:{colour};padding:6px 10px;border-radius:4px;'
+            f'white-space:pre-wrap;font-family:sans-serif"><b>Exercise {html.escape(self.exercise)}: '
+            f"{label}.</b> {html.escape(self.message)}</div>"
+        )
+
     def __bool__(self) -> bool:
         return bool(self.ok)
 
