@@ -83,10 +83,17 @@ def _histogram_sparse(index, weights, bins):
     return _histogram_float64(index, weights, bins).to_sparse()
 
 
+RIGHT_04_3 = {
+    "a": "use_deterministic_algorithms",
+    "b": "cudnn.benchmark=False",
+    "c": "set_num_threads",
+    "d": "none",
+    "e": "cudnn.deterministic",
+}
 RIGHT = {
     "04.1": 1,
     "04.2": _histogram_float64,
-    "04.3": ("CUBLAS_WORKSPACE_CONFIG", ":4096:8"),
+    "04.3": RIGHT_04_3,
     "04.4": False,
 }
 WRONG = {
@@ -96,10 +103,17 @@ WRONG = {
     "04.2": [_histogram_float64_out, _histogram_changes_its_input, _histogram_sparse, torch.zeros(10),
              "histogram"],
     "04.3": [
-        ("CUBLAS_WORKSPACE_CONFIG", "4096:8"),
-        ("CUBLAS_WORKSPACE_CONFIG", ":16:8"),
-        ("CUDA_LAUNCH_BLOCKING", "1"),
-        "x",
+        {**RIGHT_04_3, "a": "cudnn.deterministic"},  # cuDNN's switch does not reach scatter_add_
+        {**RIGHT_04_3, "b": "use_deterministic_algorithms"},  # benchmark still picks by timing
+        {**RIGHT_04_3, "c": "use_deterministic_algorithms"},  # section 4.6: the thread count still matters
+        {**RIGHT_04_3, "d": "use_deterministic_algorithms"},  # batch invariance: no switch
+        {**RIGHT_04_3, "e": "cudnn.benchmark=False"},  # already False
+        {**RIGHT_04_3, "e": "manual_seed"},
+        {**RIGHT_04_3, "a": "deterministic_mode()"},
+        {**RIGHT_04_3, "c": "OMP_NUM_THREADS"},
+        {k: v for k, v in RIGHT_04_3.items() if k != "e"},
+        ["use_deterministic_algorithms"] * 5,
+        "use_deterministic_algorithms",
     ],
     "04.4": [True, "False", 0, None.__class__],
 }
@@ -182,3 +196,51 @@ def test_lesson_04_predictions_are_computed_here():
 def test_lesson_04_checkers_never_raise(exercise, answer):
     verdict = check(exercise, answer)  # a checker answers every input with a verdict, never an exception
     assert verdict.ok in (True, False) and len(verdict.message) > 20
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {**RIGHT_04_3, "e": "use_deterministic_algorithms"},  # (e) has two right answers
+        {"A": "torch.use_deterministic_algorithms(True)", "B": "torch.backends.cudnn.benchmark = False",
+         "C": "torch.set_num_threads(4)", "D": "None", "E": "torch.backends.cudnn.deterministic = True"},
+        {"(a)": "deterministic mode", "(b)": "benchmark=False", "(c)": "set_num_threads(n)", "(d)": "nothing",
+         "(e)": "cudnn.deterministic=True"},
+    ],
+)
+def test_lesson_04_3_accepts_the_right_switches_however_spelt(answer):
+    verdict = check("04.3", answer)
+    assert verdict.ok is True, verdict
+
+
+def test_lesson_04_3_hints_name_the_symptom_but_not_the_switch():
+    for letter in RIGHT_04_3:
+        for wrong in ("use_deterministic_algorithms", "cudnn.deterministic", "cudnn.benchmark=False",
+                      "set_num_threads", "manual_seed", "none"):
+            verdict = check("04.3", {**RIGHT_04_3, letter: wrong})
+            if verdict.ok:
+                continue  # (e) has two right answers
+            assert f"({letter})" in verdict.message and "4 of 5 right" in verdict.message, verdict
+            right = {"a": "deterministic mode", "b": "benchmark = False", "c": "set_num_threads",
+                     "d": "no switch", "e": "cudnn.deterministic ="}[letter]
+            assert right not in verdict.message, (letter, wrong, verdict)
+
+
+def test_lesson_04_3_answers_are_the_rows_of_the_switch_matrix():
+    # each symptom is one row of section 4.3's matrix; its right answers are that row's "yes" columns
+    from helpers.exercises.lesson04 import _SWITCH_ANSWERS
+    from helpers.show.atomics import SWITCH_MATRIX, switch_matrix_notes
+
+    column = {"use_deterministic_algorithms": 0, "cudnn.deterministic": 1, "cudnn.benchmark=False": 2,
+              "set_num_threads": 4, "manual_seed": 5}
+    rows = {row.source: row.verdicts for row in SWITCH_MATRIX}
+    symptoms = {"a": "GPU: atomic additions in PyTorch's CUDA kernels",
+                "b": "GPU: cudnn.benchmark timing the candidate algorithms",
+                "c": "CPU: a sum split between threads",
+                "d": "another batch size or shape (batch invariance)",
+                "e": "GPU: a cuDNN algorithm that adds atomically"}
+    for letter, source in symptoms.items():
+        covered = {name for name, j in column.items() if rows[source][j] == "yes"}
+        assert _SWITCH_ANSWERS[letter] == (covered or {"none"}), letter
+    # the hints for (b) send the learner to notes 1 and 2 of the matrix
+    assert [n[1] for n in switch_matrix_notes()[:2]] == [symptoms["b"]] * 2

@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import torch
 
@@ -209,29 +210,133 @@ def _compare(
     )
 
 
-# --- 04.3: the environment variable that releases before 2.10 demand
+# --- 04.3: decide which switch removes each of five run-to-run differences
+
+#: The six choices the question offers, as the lesson prints them.
+SWITCH_CHOICES = (
+    "use_deterministic_algorithms",
+    "cudnn.deterministic",
+    "cudnn.benchmark=False",
+    "set_num_threads",
+    "manual_seed",
+    "none",
+)
+#: Spellings a learner may reasonably use for each choice (compared after _normalise).
+_SPELLINGS = {
+    "use_deterministic_algorithms": ("use_deterministic_algorithms", "use_deterministic_algorithms(true)",
+                                     "deterministicmode", "deterministicalgorithms"),
+    "cudnn.deterministic": ("cudnn.deterministic", "cudnn.deterministic=true", "backends.cudnn.deterministic",
+                            "backends.cudnn.deterministic=true"),
+    "cudnn.benchmark=False": ("cudnn.benchmark=false", "backends.cudnn.benchmark=false", "benchmark=false"),
+    "set_num_threads": ("set_num_threads", "set_num_threads(n)", "afixedset_num_threads(n)", "fixedthreads",
+                        "fixedthreadcount"),
+    "manual_seed": ("manual_seed", "manual_seed(0)", "seed", "seeding"),
+    "none": ("none", "noswitch", "nothing", "noneofthem"),
+}
+#: The right choices for each symptom (the matrix of section 4.3; (e) has two).
+_SWITCH_ANSWERS = {
+    "a": {"use_deterministic_algorithms"},
+    "b": {"cudnn.benchmark=False"},
+    "c": {"set_num_threads"},
+    "d": {"none"},
+    "e": {"cudnn.deterministic", "use_deterministic_algorithms"},
+}
+#: A hint for each symptom and wrong choice; "" is the hint for any other wrong choice.
+_SWITCH_HINTS = {
+    "a": {
+        "cudnn.deterministic": "cudnn.deterministic reaches only cuDNN's own algorithms, and scatter_add_ is "
+                               "one of PyTorch's CUDA kernels (section 4.2).",
+        "cudnn.benchmark=False": "cudnn.benchmark chooses among cuDNN's convolution algorithms; scatter_add_ "
+                                 "is not one of them.",
+        "none": "one switch does reach scatter_add_ on CUDA: which one lists it among the operations it "
+                "makes deterministic?",
+        "": "nothing in scatter_add_ is random and no CPU thread is involved: what varies is the order of "
+            "the GPU's additions (sections 4.1 and 4.2).",
+    },
+    "b": {
+        "use_deterministic_algorithms": "every step repeats inside one launch, so the algorithm in use is "
+                                        "already deterministic; what differs between launches is which "
+                                        "algorithm is in use (note 1 of the matrix).",
+        "cudnn.deterministic": "every step repeats inside one launch, so the algorithm in use is already "
+                               "deterministic; what differs between launches is which one (note 2 of the "
+                               "matrix).",
+        "": "a step repeats inside one launch but not across launches: something is decided once per "
+            "process, on the first call (section 4.2).",
+    },
+    "c": {
+        "use_deterministic_algorithms": "section 4.6 ran exactly this under deterministic mode: how many of "
+                                        "its 20 sums changed between 1 and 2 threads?",
+        "none": "on one machine, one setting does make the launches agree: what differs between them?",
+        "": "each launch repeats itself; only the number of threads differs between the launches "
+            "(section 4.6).",
+    },
+    "d": {
+        "": "every kernel here can repeat itself for one shape; what changes from request to request is "
+            "the batch (section 4.2).",
+    },
+    "e": {
+        "cudnn.benchmark=False": "it is already False: the choice of algorithm repeats, and still the "
+                                 "gradient changes (section 4.3).",
+        "": "benchmark is off, so cuDNN's choice of algorithm repeats from run to run; the variation comes "
+            "from inside the chosen algorithm (section 4.2).",
+    },
+}
+
+
+def _normalise(choice: str) -> str:
+    text = choice.strip().strip("'\"").lower().replace(" ", "").replace("`", "")
+    text = text.removeprefix("torch.").removeprefix("backends.")
+    return re.sub(r"set_num_threads\(\d+\)", "set_num_threads", text)
+
+
+def _choice(value: object) -> str | None:
+    """The choice of SWITCH_CHOICES a learner's string names, or None; Python's None means "none"."""
+    if value is None:
+        return "none"
+    if not isinstance(value, str):
+        return None
+    text = _normalise(value)
+    for choice, spellings in _SPELLINGS.items():
+        if text in spellings or text == _normalise(choice):
+            return choice
+    return None
 
 
 def _ex_04_3(answer: object) -> tuple[bool, str]:
-    if not (
-        isinstance(answer, (tuple, list)) and len(answer) == 2 and all(isinstance(a, str) for a in answer)
-    ):
-        return False, "answer with a tuple of two strings: (name, value)."
-    name, value = answer[0].strip(), answer[1].strip()
-    if name != "CUBLAS_WORKSPACE_CONFIG":
-        return False, "the variable is named after the library it configures, in capitals (section 4.3)."
-    if value in ("4096:8", "16:8"):
-        return False, "the leading colon is part of the value (the check compares whole strings)."
-    if value == ":16:8":
-        return False, "':16:8' passes the check too, with less memory; the message names another value first."
-    if value != ":4096:8":
-        return False, (
-            "the value is ':<size in KiB>:<number of buffers>'; which value does the message name first?"
-        )
+    shape = ("answer with a dict from each letter, 'a' to 'e', to one of: "
+             + ", ".join(repr(c) for c in SWITCH_CHOICES) + ".")
+    if not isinstance(answer, Mapping):
+        return False, shape
+    try:
+        given = {str(k).strip().strip("()").lower(): v for k, v in answer.items()}
+    except Exception:  # a mapping whose keys or items misbehave
+        return False, shape
+    if sorted(given) != sorted(_SWITCH_ANSWERS):
+        missing = sorted(set(_SWITCH_ANSWERS) - set(given))
+        return False, f"{shape} Missing: {', '.join(missing)}." if missing else shape
+    wrong = []
+    for letter in sorted(_SWITCH_ANSWERS):
+        value = given[letter]
+        if isinstance(value, str) and "deterministic_mode" in value.replace(" ", ""):
+            return False, (
+                f"({letter}): deterministic_mode() sets several switches at once; pick the one of the six "
+                "that does the job here."
+            )
+        choice = _choice(value)
+        if choice is None:
+            return False, f"({letter}) names {describe(value)}, which is not one of the choices. {shape}"
+        if choice not in _SWITCH_ANSWERS[letter]:
+            wrong.append((letter, choice))
+    if wrong:
+        letter, choice = wrong[0]
+        hints = _SWITCH_HINTS[letter]
+        right = len(_SWITCH_ANSWERS) - len(wrong)
+        return False, f"{right} of 5 right. ({letter}): {hints.get(choice, hints[''])}"
     return True, (
-        "CUBLAS_WORKSPACE_CONFIG=:4096:8, in the environment before Python starts: those releases read it "
-        "once, at the first CUDA matrix product; pull request #161749 removed the check (PyTorch 2.10 and "
-        "later have none)."
+        "(a) deterministic mode, for PyTorch's own CUDA kernels; (b) cudnn.benchmark = False, since the "
+        "choice varies between launches; (c) the same thread count in every launch; (d) no switch, since "
+        "batch invariance is a property of the kernels; (e) cudnn.deterministic or deterministic mode, "
+        "which restrict cuDNN to deterministic algorithms."
     )
 
 
@@ -287,7 +392,7 @@ def _ex_04_4(answer: object) -> tuple[bool, str]:
 CHECKERS = {
     "04.1": ("a whole number: how many distinct results 20 runs give", _ex_04_1),
     "04.2": ("a function histogram(index, weights, bins) that returns the same bits every time", _ex_04_2),
-    "04.3": ("a tuple (name, value) for deterministic cuBLAS", _ex_04_3),
+    "04.3": ("a dict from each symptom's letter to the switch that removes it", _ex_04_3),
     "04.4": ("True or False: does the backward of x[idx] raise under deterministic mode", _ex_04_4),
 }
 
@@ -295,6 +400,6 @@ CHECKERS = {
 KINDS = {
     "04.1": "predict",
     "04.2": "code",
-    "04.3": "recall",
+    "04.3": "decide",
     "04.4": "predict",
 }
