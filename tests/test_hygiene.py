@@ -210,14 +210,13 @@ def test_every_lesson_with_exercises_has_a_solution_notebook():
 def test_each_exercise_says_what_kind_of_work_it_asks_for(path):
     from helpers.exercises import KINDS, exercise_ids, kind_of
 
-    cells = load(path)["cells"]
-    start = next((i for i, c in enumerate(cells) if source(c).startswith("## Exercises")), len(cells))
-    prompts = "\n".join(source(c) for c in cells[start:] if c["cell_type"] == "markdown")
+    cells = load(path)["cells"]  # an exercise may stand inline, before the cell that reveals its answer
+    prompts = "\n".join(source(c) for c in cells if c["cell_type"] == "markdown")
     for exercise in [e for e in exercise_ids() if e.startswith(path.name[:2] + ".")]:
         number = int(exercise.split(".")[1])
         label = f"**{number}. {KINDS[kind_of(exercise)]}.**"
         assert label in prompts, f"{path.name}: exercise {exercise} is not introduced as {label}"
-        runs = [c for c in cells[start:] if c["cell_type"] == "code" and f'check("{exercise}"' in source(c)]
+        runs = [c for c in cells if c["cell_type"] == "code" and f'check("{exercise}"' in source(c)]
         assert len(runs) == 1, f"{path.name}: exercise {exercise} needs one cell that checks it"
 
 

@@ -81,7 +81,9 @@ def test_learning_time_counts_words_cells_and_exercises_and_sets_optional_parts_
     nb = notebook(FIRST, *["x = 1"] * 9)  # 10 minutes of code cells (FIRST has one)
     nb.cells.insert(1, nbformat.v4.new_markdown_cell("## 7.1 Core\n\n" + words))
     nb.cells.append(nbformat.v4.new_markdown_cell("**1. Code.** Write it."))  # 12 minutes
-    nb.cells.append(nbformat.v4.new_markdown_cell("<details><summary>Sources</summary>\n\n" + words + "\n</details>"))
+    nb.cells.append(nbformat.v4.new_code_cell("assert x == 1", metadata={"jupyter": {"source_hidden": True}}))
+    collapsed = "<details><summary>Sources</summary>\n\n" + words + "\n</details>"
+    nb.cells.append(nbformat.v4.new_markdown_cell(collapsed))
     nb.cells.append(nbformat.v4.new_markdown_cell("## 7.2 (Optional) Deep\n\n" + words))
     nb.cells.append(nbformat.v4.new_markdown_cell("[a link](https://example.org/" + "x" * 50 + ")"))
     note = "> " + course.OPTIONAL_NOTE + " "

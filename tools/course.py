@@ -89,9 +89,13 @@ def nav_source(lessons: list[Lesson], i: int) -> str:
 
 
 def map_source(lessons: list[Lesson]) -> str:
+    """The lessons as a short list of links, and what each teaches one click away."""
+    links = [f"- {x.number} · [{x.title}]({x.name})" for x in lessons if x.name != INDEX]
     rows = [f"| {x.number} | [{x.title}]({x.name}) | {x.summary} | {x.hardware} |" for x in lessons]
     head = "| # | Lesson | What it teaches | Hardware |\n|---|---|---|---|"
-    return MAP + "\n" + head + "\n" + "\n".join(rows)
+    table = "<details><summary>What each lesson teaches, and the hardware it needs</summary>\n\n"
+    table += head + "\n" + "\n".join(rows) + "\n\n</details>"
+    return MAP + "\n" + "\n".join(links) + "\n\n" + table
 
 
 def load_run_times() -> dict:
@@ -143,8 +147,8 @@ def learning_time(path: Path) -> LearningTime:
             prose = URL.sub("", DETAILS.sub(" ", text))
             minutes = len(re.findall(r"[A-Za-z0-9]+", prose)) / WORDS_PER_MINUTE
             minutes += sum(EXERCISE_MINUTES[kind.lower()] for kind in EXERCISE.findall(text))
-        elif cell.cell_type == "code":
-            minutes = MINUTES_PER_CELL
+        elif cell.cell_type == "code":  # a collapsed check is one click away: not read on a first pass
+            minutes = 0 if cell.metadata.get("jupyter", {}).get("source_hidden") else MINUTES_PER_CELL
         else:
             continue
         totals["full"] += minutes
@@ -176,10 +180,11 @@ def readme_table(lessons: list[Lesson], run_times: dict) -> str:
     measured = run_times.get("measured_on", "not measured yet")
     note = (
         f"\nLearning time is an estimate from each notebook's content at the pace measured of a learner"
-        f" new to numerical analysis: prose at {WORDS_PER_MINUTE} words a minute (collapsed notes not"
-        f" counted), {MINUTES_PER_CELL:g} minute per code cell, and each exercise by its kind (recall 2,"
-        f" predict 4, decide 5, work it out or measure 6, code 12 minutes), rounded up to 5 minutes."
-        f" The whole course: about {total.full / 60:.0f} hours ({total.core / 60:.0f} without optional parts)."
+        f" new to numerical analysis: prose at {WORDS_PER_MINUTE} words a minute, {MINUTES_PER_CELL:g}"
+        f" minute per code cell (collapsed notes and checks not counted), and each exercise by its kind"
+        f" (recall 2, predict 4, decide 5, work it out or measure 6, code 12 minutes), rounded up to 5"
+        f" minutes. The whole course: about {total.full / 60:.0f} hours ({total.core / 60:.0f} without"
+        f" optional parts)."
         f" Kernel run times: {measured}."
     )
     return "\n".join([TABLE_START, head, *rows, note, TABLE_END])

@@ -103,7 +103,7 @@ def deterministic_mode(
     ``CUBLAS_WORKSPACE_CONFIG`` is never set here, because a ``with`` block cannot set it in time.
     PyTorch reads it once per process, at the first cuBLAS call, and keeps what it read in a
     ``static`` variable: the cuBLAS workspace size (``getChosenWorkspaceSize`` in ATen's
-    ``cuda/CublasHandlePool.cpp``) and, in releases before 2.10, whether deterministic mode may use
+    ``cuda/CublasHandlePool.cpp``) and, in older releases, whether deterministic mode may use
     cuBLAS at all (``alertCuBLASConfigNotDeterministic`` in ``Context.cpp``, which raised unless the
     value was ``:4096:8`` or ``:16:8``; pull request #161749 removed that check, and the builds of
     2.11 and 2.13 contain no trace of it). Changing the variable later, in a cell or a ``with``
@@ -308,12 +308,16 @@ def resume_epoch(
     Raises ``ValueError`` unless the order comes from a sampler of the kinds the DataLoader builds
     itself, batched by the default ``BatchSampler``: a ``SequentialSampler``, or a ``RandomSampler``
     that draws from ``loader.generator`` (as ``shuffle=True`` builds it). This function puts back
-    only ``loader.generator``: a ``RandomSampler`` without ``generator=`` seeds itself from the
-    global generator as its epoch starts (``rng`` holds the global generators' state at the
-    checkpoint, not at the epoch's start); one with a generator of its own would need that
-    generator's state at the epoch's start; and samplers of other kinds (``WeightedRandomSampler``,
-    ``SubsetRandomSampler``, your own) are refused even with ``generator=loader.generator``,
-    because this function does not know what they draw. Also raises ``ValueError`` for an
+    only ``loader.generator``. A sampler without a generator takes its order from the global
+    generator as its epoch starts: a ``RandomSampler`` seeds a private generator with a number drawn
+    from it, a ``WeightedRandomSampler`` or ``SubsetRandomSampler`` draws from it directly
+    (``torch.multinomial`` or ``torch.randperm`` with ``generator=None``, in
+    ``torch/utils/data/sampler.py``); either way the order depends on the global generator's state
+    at the epoch's start, and ``rng`` holds its state at the checkpoint. A sampler with a generator
+    of its own would need that generator's state at the epoch's start. And samplers of other kinds
+    (``WeightedRandomSampler``, ``SubsetRandomSampler``, your own) are refused even with
+    ``generator=loader.generator``, because this function does not know what they draw. Also
+    raises ``ValueError`` for an
     iterable-style dataset (its position is the dataset's own state), for a loader without a
     ``generator`` (its order and seeds then come from the global generator), for
     ``persistent_workers=True`` (workers that keep their state from one epoch to the next), for

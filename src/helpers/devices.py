@@ -83,7 +83,7 @@ def usable_device(value: str | torch.device, name: str) -> torch.device:
 
 
 # Environment variables that change which numbers this process computes; most are read once, when
-# the process or the library starts. Lesson 00 explains each.
+# the process or the library starts. Lesson 12 explains each.
 RESULT_ENV_VARS = (
     "OMP_NUM_THREADS",  # intra-op threads at start-up (PyTorch's CPU threading notes)
     "MKL_NUM_THREADS",  # MKL's threads, and PyTorch's intra-op threads too: it takes precedence over

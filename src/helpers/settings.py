@@ -69,9 +69,11 @@ def flush_denormal(on: bool = True) -> Iterator[bool]:
     """Run the block with ``torch.set_flush_denormal(on)`` (the CPU's flush-to-zero and denormals-are-zero).
 
     Yields what ``torch.set_flush_denormal`` returned: True where the CPU supports the mode (x86
-    with SSE3), False where it does not (then nothing changed). On the way out the mode is
-    switched off again, PyTorch's default; PyTorch has no getter for it, so a mode switched on
-    before the block is not restored.
+    with SSE3, and AArch64), False where it does not (then nothing changed). The mode is a
+    setting of the calling thread's floating-point unit: PyTorch's intra-op worker threads keep
+    their own, so an operation split across threads may flush only part of its result (lesson
+    01 measures it). On the way out the mode is switched off again, PyTorch's default; PyTorch
+    has no getter for it, so a mode switched on before the block is not restored.
     """
     supported = torch.set_flush_denormal(bool(on))
     try:

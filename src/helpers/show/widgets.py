@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # ipywidgets is imported lazily
 from helpers.floats import FORMATS, float_anatomy, matmul_error, unit_roundoff
 from helpers.show.tables import Table
 
-__all__ = ["float_explorer", "precision_table", "reproducibility_checklist", "tolerance_playground"]
+__all__ = ["checklist_html", "float_explorer", "precision_table", "tolerance_playground"]
 
 def float_explorer(value: float = 0.1, dtype: torch.dtype = torch.float32) -> ipywidgets.VBox:
     """A number box and a dtype menu that show how the number is stored (sign, exponent, mantissa).
@@ -147,7 +147,10 @@ def tolerance_playground(
 
 
 def checklist_html(outcome, reasons: list[str]) -> str:
-    """The report of :func:`reproducibility_checklist`: the settings used, the outcome, what is left open."""
+    """The report of ``helpers.lessons.checklist.reproducibility_checklist``.
+
+    The settings used, the outcome, and what is left open.
+    """
     import html
 
     from helpers.lessons.checklist import SETTINGS
@@ -177,40 +180,3 @@ def checklist_html(outcome, reasons: list[str]) -> str:
             "dataset keeps itself (lesson 05, DataLoader workers).</p>"
         )
     return "".join(parts)
-
-
-def reproducibility_checklist(**settings: bool) -> ipywidgets.VBox:
-    """A tick box for each seed and setting of :data:`helpers.lessons.checklist.SETTINGS`, and a button that
-    trains the small model twice (:func:`helpers.lessons.checklist.run_twice`) and says whether the runs
-    match and where they first differ. The keywords tick boxes at the start (True or False, as
-    for ``run_twice``); the report shown at the start is computed with them. Introduced in lesson 05.
-    """
-    import ipywidgets as widgets
-
-    from helpers.lessons.checklist import SETTINGS, all_settings, left_open, run_twice
-
-    chosen = all_settings(settings)
-
-    boxes = {
-        name: widgets.Checkbox(value=chosen[name], description=name.replace("_", " "), indent=False)
-        for name in SETTINGS
-    }
-    button = widgets.Button(description="Run twice", button_style="primary")
-    view = widgets.HTML()
-
-    class ReproducibilityChecklist(widgets.VBox):
-        def __repr__(self) -> str:
-            ticked = ", ".join(f"{name}=True" for name, box in boxes.items() if box.value)
-            return f"reproducibility_checklist({ticked})"
-
-    def run(_button=None) -> None:
-        now = {name: box.value for name, box in boxes.items()}
-        view.value = "<p>Training twice...</p>"
-        view.value = checklist_html(run_twice(**now), left_open(**now))
-
-    button.on_click(run)
-    run()
-    grid = widgets.GridBox(
-        list(boxes.values()), layout=widgets.Layout(grid_template_columns="repeat(4, 25%)")
-    )
-    return ReproducibilityChecklist([grid, button, view])
