@@ -26,77 +26,87 @@ def _ex_03_1(answer: object) -> tuple[bool, str]:
 
 
 def _ex_03_2(answer: object) -> tuple[bool, str]:
-    answer = as_number(answer)  # a one-element tensor, as torch.tensor(...).bfloat16() gives, is a number too
-    if answer is None:
-        return False, "answer with a number."
-    if answer == 65535 or answer == 65536:
-        return False, (
-            "float16's exponent tops out at 2^15 and it keeps 11 significant bits: (2 - 2^-10) * 2^15."
-        )
-    if answer != 65504:
-        return False, "look at torch.finfo(torch.float16).max, then explain it with the bit layout."
-    return True, "(2 - 2^-10) * 2^15 = 65504: anything from 65520 up rounds to inf."
-
-
-def _ex_03_3(answer: object) -> tuple[bool, str]:
-    number = as_number(answer)
+    number = as_number(answer)  # a one-element tensor or a NumPy scalar is a number too
     if number is None:
-        return False, "answer with a positive number."
-    answer = as_float(number)
-    if not math.isfinite(answer) or answer <= 0:
-        return False, "answer with a positive, finite number."
-    if abs(answer - 2.0**-10) <= 1e-12:
+        return False, "answer with a positive number: how many times TF32's error bfloat16's is."
+    ratio = as_float(number)
+    if not math.isfinite(ratio) or ratio <= 0:
+        return False, "answer with a positive, finite number: how many times TF32's error bfloat16's is."
+    if abs(ratio - 3) <= 0.05:
         return False, (
-            "that is the gap between 1 and the next TF32 value (epsilon); the unit roundoff is half of it."
+            "3 is how many mantissa bits bfloat16 has fewer than TF32. The question asks for the ratio of "
+            "the errors: what does one mantissa bit fewer do to the gap between neighbouring values?"
         )
-    if abs(answer / 2.0**-11 - 1) > 1e-3:
+    if abs(ratio - 0.9) <= 0.05:
+        return False, "that is the difference in decimal digits; the question asks how many times larger."
+    if abs(ratio * 8 - 1) <= 0.05:
+        return False, "that is TF32's error relative to bfloat16's; the question asks the other way round."
+    if abs(ratio - 10 / 7) <= 0.05 or abs(ratio - 1) <= 0.05:
         return False, (
-            "TF32 stores 10 mantissa bits: the gap above 1.0 is 2^-10, and rounding to nearest errs by at "
-            "most half a gap."
+            "the rounding error of an input is proportional to its format's unit roundoff u, not to the "
+            "number of bits: compare u for TF32 and bfloat16 (section 3.1's table)."
         )
-    return True, "u = 2^-11 = 4.88e-4, the same as float16 and 8192 times float32's."
-
-
-def _ex_03_4(answer: object) -> tuple[bool, str]:
-    import numbers
-
-    import numpy as np
-
-    hint = "answer with a positive number: the relative error as a fraction (0.05 for 5%)."
-    if isinstance(answer, (bool, str)):
-        return False, hint
-    if (
-        (isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real))
-        or (isinstance(answer, torch.Tensor) and answer.is_complex())
-        or (isinstance(answer, np.ndarray) and np.iscomplexobj(answer))
-    ):  # float() would drop the imaginary part of a NumPy complex
-        return False, "a relative error is a real number; " + hint
-    try:
-        value = float(answer)
-    except (TypeError, ValueError, OverflowError, RuntimeError):  # RuntimeError: a tensor of many values
-        return False, hint
-    if not math.isfinite(value) or value <= 0:
-        return False, hint
-    allowed = (1e-5 + 1.3e-6 * 1e-4) / 1e-4  # (atol + rtol * |expected|) / |expected|, float32's defaults
-    if abs(value / (100 * allowed) - 1) <= 0.01:
-        return False, "that is a percentage; give the fraction (0.05 for 5%)."
-    if abs(value / 1.3e-6 - 1) <= 0.01:
-        return False, "that is rtol alone; at |expected| = 1e-4 the fixed atol = 1e-5 allows far more."
-    if abs(value / 1e-5 - 1) <= 0.01:
-        return False, "that is atol, an absolute error; divide what assert_close allows by |expected| = 1e-4."
-    if abs(value / allowed - 1) > 0.01:
+    if abs(ratio - 64) <= 1:
         return False, (
-            "assert_close allows |actual - expected| <= atol + rtol * |expected|; with float32's defaults "
-            "(rtol 1.3e-6, atol 1e-5), divide that by |expected| = 1e-4."
+            "each product adds the two inputs' rounding errors, and the entry adds K such terms: the error "
+            "scales with u itself, not with u squared."
+        )
+    if abs(ratio - 8) > 0.5:
+        return False, (
+            "the error of such a product is about 0.6 u for either format (this section's opening): "
+            "how many times bfloat16's u is TF32's?"
         )
     return True, (
-        "(1e-5 + 1.3e-6 * 1e-4) / 1e-4 = 0.1000013: at |expected| = 1e-4 float32's defaults accept a 10% "
-        "error, because below atol / rtol = 7.7 the fixed atol decides."
+        "u is 2^-8 for bfloat16 and 2^-11 for TF32, so the error is 2^3 = 8 times larger: 3 bits, about "
+        "0.9 of a decimal digit. The input rounding decides the error, and it scales with u."
     )
 
 
-def _ex_03_5_cases() -> dict[str, torch.Tensor]:
-    """Exercise 03.5's inputs: 1-D float16 tensors whose running sums stay below float16's largest value."""
+def _ex_03_3(answer: object) -> tuple[bool, str]:
+    ask = 'answer with a pair of numbers, (float16 result, float32 result); write infinity as float("inf").'
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        return False, ask
+    in_half, in_float = (as_number(v) for v in answer)  # one-element tensors are numbers too
+    too_large = [v for v in (in_half, in_float) if isinstance(v, int) and abs(v) >= 2**1024]
+    if in_half is None or in_float is None or too_large:
+        return False, ask  # an integer too large for a float is not float16's inf
+    in_half, in_float = as_float(in_half), as_float(in_float)
+    exact = (300.0**2 + 999) / 1000  # 90.999, which float16 and float32 both hold to their precision
+    if math.isnan(in_half) or math.isnan(in_float):
+        return False, (
+            "no step here is 0/0 or inf - inf, so no NaN appears. Square each element first: which of "
+            "the squares does each format hold?"
+        )
+    if in_half != math.inf:
+        if in_half == -math.inf:
+            return False, "every square is positive, so the float16 mean cannot be negative."
+        if abs(in_half - exact) <= 0.1:
+            return False, (
+                "for float16 that is the exact mean, and float16 could hold it. But the mean is taken of "
+                "the squares, computed one by one in float16: what is 300 * 300 there?"
+            )
+        if in_half == 65504:
+            return False, (
+                "float16 does not stop at its largest value: what does it do with a result beyond it? "
+                "Section 3.5's first cell shows one."
+            )
+        return False, (
+            "for float16, square each element in float16 first: which of the squares fits (section 3.1's "
+            "table), and what does the mean of the squares become?"
+        )
+    if not math.isfinite(in_float):
+        return False, "float32's largest value is about 3.4e38: do the squares overflow there?"
+    if abs(in_float - exact) > 0.01:
+        return False, "in float32 every square fits: the mean is (300^2 + 999 * 1^2) / 1000."
+    return True, (
+        "300 * 300 = 90000 is beyond float16's largest value, 65504, so that square rounds to inf, and the "
+        "mean of numbers that include inf is inf, although the true mean, 90.999, fits in float16 easily. "
+        "Only the intermediate overflowed: in float32 the same code gives 90.999."
+    )
+
+
+def _ex_03_4_cases() -> dict[str, torch.Tensor]:
+    """Exercise 03.4's inputs: 1-D float16 tensors whose running sums stay below float16's largest value."""
     g = torch.Generator().manual_seed(5)
     tiny_after_large = torch.full((32769,), 2.0**-9, dtype=torch.float16)
     tiny_after_large[0] = 32768.0  # 2^-9 is half float32's gap at 32768: a float32 accumulator drops it
@@ -108,7 +118,7 @@ def _ex_03_5_cases() -> dict[str, torch.Tensor]:
     }
 
 
-def _ex_03_5(answer: object) -> tuple[bool, str]:
+def _ex_03_4(answer: object) -> tuple[bool, str]:
     import numpy as np
 
     from helpers._validate import describe
@@ -116,7 +126,7 @@ def _ex_03_5(answer: object) -> tuple[bool, str]:
 
     if not callable(answer):
         return False, "answer with a function running_total(x) that returns a float16 tensor shaped like x."
-    for name, x in _ex_03_5_cases().items():
+    for name, x in _ex_03_4_cases().items():
         exact = x.double().cumsum(0)  # exact: multiples of 2^-24 that stay below 2^29
         rounded = torch.from_numpy(exact.numpy().astype(np.float16))  # NumPy rounds float64 to float16 once
         given = x.clone()
@@ -172,19 +182,57 @@ def _ex_03_5(answer: object) -> tuple[bool, str]:
     )
 
 
+def _ex_03_5(answer: object) -> tuple[bool, str]:
+    import numbers
+
+    import numpy as np
+
+    hint = "answer with a positive number: the relative error as a fraction (0.05 for 5%)."
+    if isinstance(answer, (bool, str)):
+        return False, hint
+    if (
+        (isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real))
+        or (isinstance(answer, torch.Tensor) and answer.is_complex())
+        or (isinstance(answer, np.ndarray) and np.iscomplexobj(answer))
+    ):  # float() would drop the imaginary part of a NumPy complex
+        return False, "a relative error is a real number; " + hint
+    try:
+        value = float(answer)
+    except (TypeError, ValueError, OverflowError, RuntimeError):  # RuntimeError: a tensor of many values
+        return False, hint
+    if not math.isfinite(value) or value <= 0:
+        return False, hint
+    allowed = (1e-5 + 1.3e-6 * 1e-4) / 1e-4  # (atol + rtol * |expected|) / |expected|, float32's defaults
+    if abs(value / (100 * allowed) - 1) <= 0.01:
+        return False, "that is a percentage; give the fraction (0.05 for 5%)."
+    if abs(value / 1.3e-6 - 1) <= 0.01:
+        return False, "that is rtol alone; at |expected| = 1e-4 the fixed atol = 1e-5 allows far more."
+    if abs(value / 1e-5 - 1) <= 0.01:
+        return False, "that is atol, an absolute error; divide what assert_close allows by |expected| = 1e-4."
+    if abs(value / allowed - 1) > 0.01:
+        return False, (
+            "assert_close allows |actual - expected| <= atol + rtol * |expected|; with float32's defaults "
+            "(rtol 1.3e-6, atol 1e-5), divide that by |expected| = 1e-4."
+        )
+    return True, (
+        "(1e-5 + 1.3e-6 * 1e-4) / 1e-4 = 0.1000013: at |expected| = 1e-4 float32's defaults accept a 10% "
+        "error, because below atol / rtol = 7.7 the fixed atol decides."
+    )
+
+
 CHECKERS = {
     "03.1": ("the value of 257 rounded to bfloat16", _ex_03_1),
-    "03.2": ("the largest finite float16 value", _ex_03_2),
-    "03.3": ("the unit roundoff of TF32 (a float)", _ex_03_3),
-    "03.4": ("the relative error float32's defaults accept at |expected| = 1e-4 (a fraction)", _ex_03_4),
-    "03.5": ("a function running_total(x) returning x's running sums as float16, accurate", _ex_03_5),
+    "03.2": ("how many times TF32's error bfloat16's is, for the same product (a number)", _ex_03_2),
+    "03.3": ("(v * v).mean() for 999 ones and one 300, in float16 and in float32 (a pair)", _ex_03_3),
+    "03.4": ("a function running_total(x) returning x's running sums as float16, accurate", _ex_03_4),
+    "03.5": ("the relative error float32's defaults accept at |expected| = 1e-4 (a fraction)", _ex_03_5),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
     "03.1": "work",
-    "03.2": "recall",
-    "03.3": "work",
-    "03.4": "work",
-    "03.5": "code",
+    "03.2": "predict",
+    "03.3": "predict",
+    "03.4": "code",
+    "03.5": "work",
 }
