@@ -63,7 +63,7 @@ def test_a_misspelt_setting_is_refused_by_name():
 
 
 def test_the_widget_runs_on_the_button_and_reports_what_is_open():
-    from helpers.show.widgets import reproducibility_checklist
+    from helpers.lessons.checklist import reproducibility_checklist
 
     w = reproducibility_checklist(torch_seed=True)
     grid, button, view = w.children
@@ -73,3 +73,14 @@ def test_the_widget_runs_on_the_button_and_reports_what_is_open():
         box.value = box.description != "workers"
     button.click()
     assert "match bit for bit" in view.value and "Nothing is left to chance" in view.value
+
+
+def test_the_tick_boxes_wrap_to_the_notebook_width_instead_of_scrolling():
+    from helpers.lessons.checklist import BOX_WIDTH, reproducibility_checklist
+
+    grid = reproducibility_checklist().children[0]
+    assert grid.layout.flex_flow == "row wrap" and grid.layout.width == "100%"
+    assert [box.description for box in grid.children] == [name.replace("_", " ") for name in SETTINGS]
+    assert all(box.layout.width == BOX_WIDTH and not box.indent for box in grid.children)
+    longest = max(len(box.description) for box in grid.children)
+    assert float(BOX_WIDTH.removesuffix("em")) >= 0.6 * longest + 2  # label plus the box itself

@@ -94,7 +94,7 @@ RIGHT = {
     "05.1": True,
     "05.2": torch.Generator().manual_seed(42),
     "05.3": _make_fit(),
-    "05.4": {"randn(1000)"},
+    "05.4": {"model", "optimizer", "scheduler", "position", "loader_epoch_start", "torch_rng", "noise_rng"},
 }
 WRONG = {
     "05.1": [False, "True", 1, None.__class__],
@@ -121,7 +121,19 @@ WRONG = {
         lambda seed: (torch.nn.Linear(4, 1), None),
         "fit",
     ],
-    "05.4": [{"rand(1000)", "randn(1000)"}, {"randn(1000)", "randn(8)"}, set(), "randn(1000)", {"randn(16)"}],
+    "05.4": [
+        RIGHT["05.4"] - {"loader_epoch_start"} | {"loader_now"},  # the state at the checkpoint
+        RIGHT["05.4"] | {"loader_now"},  # both states of one generator
+        RIGHT["05.4"] - {"noise_rng"} | {"numpy_rng"},  # the global generator, not the script's own
+        RIGHT["05.4"] | {"numpy_rng", "python_rng"},  # seeded, but never drawn from
+        RIGHT["05.4"] - {"scheduler"},
+        RIGHT["05.4"] - {"torch_rng"},
+        RIGHT["05.4"] - {"position"},
+        {"model", "optimizer"},
+        set(),
+        {"model", "weights"},
+        "model",
+    ],
 }
 
 
@@ -197,7 +209,7 @@ def test_lesson_05_3_names_the_source_without_the_fix(missing, says):
         assert fix not in verdict.message, (fix, verdict)
 
 
-@pytest.mark.parametrize("exercise", ["05.1", "05.3"])
+@pytest.mark.parametrize("exercise", ["05.1", "05.3", "05.4"])
 def test_lesson_05_checkers_leave_the_global_generators_as_they_were(exercise):
     torch.manual_seed(5)
     random.seed(5)
@@ -214,3 +226,38 @@ def test_lesson_05_1_prediction_is_computed_here():
     from helpers.exercises.lesson05 import shuffled_orders_repeat
 
     assert shuffled_orders_repeat() is True
+
+
+def test_lesson_05_4_every_part_of_the_answer_is_needed_and_nothing_else():
+    """The checker's answer, by simulation: the resumed run matches with it, differs without any one
+    part of it or with the loader's state at the checkpoint instead, and the other parts change nothing."""
+    from helpers.exercises.lesson05 import CHECKPOINT_PARTS, resumed_run
+
+    right = frozenset(RIGHT["05.4"])
+    assert resumed_run(right) is None
+    for part in right:
+        assert resumed_run(right - {part}) is not None, part
+    assert resumed_run(right - {"loader_epoch_start"} | {"loader_now"}) is not None
+    for part in set(CHECKPOINT_PARTS) - right - {"loader_now"}:
+        assert resumed_run(right | {part}) is None, part
+    assert resumed_run(right) is None  # a resume leaves the kept checkpoint as it was
+
+
+@pytest.mark.parametrize(
+    "wrong, says",
+    [
+        (RIGHT["05.4"] - {"loader_epoch_start"} | {"loader_now"}, "already made epoch 2's draws"),
+        (RIGHT["05.4"] - {"noise_rng"} | {"numpy_rng"}, "which generator does noise.normal draw from"),
+        (RIGHT["05.4"] | {"python_rng"}, "bitwise identical, but python_rng is not needed"),
+    ],
+)
+def test_lesson_05_4_says_what_goes_wrong_without_naming_the_answer(wrong, says):
+    verdict = check("05.4", wrong)
+    assert verdict.ok is False and says in verdict.message, verdict
+    assert "loader_epoch_start" not in verdict.message and "noise_rng" not in verdict.message, verdict
+
+
+def test_lesson_05_2_hint_does_not_spell_out_the_answer():
+    verdict = check("05.2", torch.Generator().manual_seed(41))
+    assert verdict.ok is False and "41" in verdict.message, verdict
+    assert "manual_seed(42)" not in verdict.message, verdict

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import random
 from collections.abc import Callable, Iterator
@@ -53,8 +54,8 @@ def _ex_05_1(answer: object) -> tuple[bool, str]:
         return False, "answer with True (the same order twice) or False (two different orders)."
     if answer != shuffled_orders_repeat():
         return False, (
-            "a DataLoader given no generator still needs random numbers to shuffle: where does it take "
-            "them from (section 5.5 says where its workers' base seed comes from)?"
+            "a DataLoader given no generator still needs random numbers to shuffle: which generator is "
+            "left for it to draw from, and what does torch.manual_seed(0) do to that one (section 5.1)?"
         )
     return True, (
         "the same order: without a generator, the DataLoader and its RandomSampler draw their seeds from "
@@ -74,7 +75,10 @@ def _ex_05_2(answer: object) -> tuple[bool, str]:
             "private one (section 5.3)."
         )
     if answer.initial_seed() != 42:
-        return False, f"its seed is {answer.initial_seed()}: call .manual_seed(42) on it."
+        return False, (
+            f"its seed is {answer.initial_seed()}, not 42: a private generator is seeded through its own "
+            "methods, not through torch.manual_seed (section 5.3 builds one)."
+        )
     if not torch.equal(answer.get_state(), torch.Generator().manual_seed(42).get_state()):
         return False, "it is seeded with 42 but something has already drawn from it."
     return True, "torch.Generator().manual_seed(42): pass it as generator= to any random function."
@@ -264,25 +268,209 @@ class _Refused(Exception):
     """What fit returned is not a result that can be compared; the message says why."""
 
 
-def _ex_05_4(answer: object) -> tuple[bool, str]:
-    choices = {"rand(1000)", "randn(1000)", "randn(8)"}
-    if not (isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(a, str) for a in answer)):
-        return False, f"answer with a set of strings chosen from {sorted(choices)}."
-    given = {a.strip().replace("torch.", "").replace(" ", "") for a in answer}
-    if not given <= choices:
-        return False, f"use only these names: {sorted(choices)}."
-    if "rand(1000)" in given:
-        return False, "torch.rand takes no log, sin or cos: it scales integers by 2**-24, exactly."
-    if "randn(8)" in given:
-        return False, (
-            "fewer than 16 elements take the scalar path, which calls the C library's log1p, sin and cos "
-            "with and without AVX2."
+# --- 05.4: decide what a checkpoint must hold to resume a training script exactly, mid-epoch
+
+#: What exercise 05.4's checkpoint may hold: each name, and what it stands for in the lesson's script.
+CHECKPOINT_PARTS: dict[str, str] = {
+    "model": "model.state_dict()",
+    "optimizer": "opt.state_dict()",
+    "scheduler": "sched.state_dict()",
+    "position": "(epoch, i + 1), from the loop's variables: the epoch, and how many of its batches are done",
+    "loader_now": "loader.generator.get_state(), taken at the checkpoint",
+    "loader_epoch_start": "epoch_start, the loader generator's state saved as the epoch began",
+    "torch_rng": "torch.get_rng_state()",
+    "numpy_rng": "np.random.get_state()",
+    "python_rng": "random.getstate()",
+    "noise_rng": "noise.bit_generator.state, the state of the script's own NumPy generator",
+}
+_EPOCHS, _BATCHES, _STOP = 3, 6, 9  # 3 epochs of 6 batches; the job is killed after step 9 (epoch 2, i = 2)
+#: What the script draws from, and so what the checkpoint needs (checked by the tests, by simulation).
+_NEEDED = frozenset(
+    {"model", "optimizer", "scheduler", "position", "loader_epoch_start", "torch_rng", "noise_rng"}
+)
+
+
+def _script_setup() -> tuple:
+    """The lines of exercise 05.4's script before its loop, as a fresh process runs them."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    random.seed(0)  # seed_everything(0)
+    np.random.seed(0)
+    torch.default_generator.manual_seed(0)
+    x = torch.rand(_BATCHES * 4, 4, generator=torch.Generator().manual_seed(5))
+    data = TensorDataset(x, x.sum(dim=1, keepdim=True))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Dropout(0.2), torch.nn.Linear(16, 1)
+    )
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=4, gamma=0.5)
+    loader = DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(0))
+    noise = np.random.default_rng(0)
+    return model, opt, sched, loader, noise
+
+
+def _script_steps(run: tuple, epoch: int, done: int, epoch_start: torch.Tensor | None, steps: int | None,
+                  on_stop=None) -> list[float]:
+    """The script's loop from (epoch, done): its losses. ``epoch_start`` is the loader generator's
+    state at that epoch's start (None: its state now); ``on_stop(epoch, done, epoch_start)`` is
+    called after step ``_STOP`` of an uninterrupted run, where the checkpoint is taken."""
+    model, opt, sched, loader, noise = run
+    losses: list[float] = []
+    for e in range(epoch, _EPOCHS):
+        if epoch_start is None or e > epoch:
+            epoch_start = loader.generator.get_state()
+        else:
+            loader.generator.set_state(epoch_start)
+        batches = iter(loader)
+        for _ in range(done if e == epoch else 0):
+            next(batches)  # the batches done before the checkpoint, loaded again and skipped
+        for i, (x, y) in enumerate(batches, start=done if e == epoch else 0):
+            y = y + torch.from_numpy(noise.normal(0, 0.1, tuple(y.shape))).float()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            if on_stop is not None and e * _BATCHES + i + 1 == _STOP:
+                on_stop(e, i + 1, epoch_start)
+            if steps is not None and len(losses) == steps:
+                return losses
+    return losses
+
+
+@functools.lru_cache(maxsize=1)
+def _uninterrupted() -> tuple[list[float], dict[str, torch.Tensor], dict[str, object]]:
+    """Exercise 05.4's script run to its end: its losses, its final weights, and everything a
+    checkpoint after step ``_STOP`` could hold (a copy of each part of CHECKPOINT_PARTS)."""
+    import copy
+
+    checkpoint: dict[str, object] = {}
+    with _global_rngs_kept():
+        run = _script_setup()
+        model, opt, sched, loader, noise = run
+
+        def take(epoch: int, done: int, epoch_start: torch.Tensor) -> None:
+            checkpoint.update(
+                model=copy.deepcopy(model.state_dict()), optimizer=copy.deepcopy(opt.state_dict()),
+                scheduler=copy.deepcopy(sched.state_dict()), position=(epoch, done),
+                loader_now=loader.generator.get_state(), loader_epoch_start=epoch_start.clone(),
+                torch_rng=torch.get_rng_state(), numpy_rng=np.random.get_state(),
+                python_rng=random.getstate(), noise_rng=copy.deepcopy(noise.bit_generator.state),
+            )
+
+        losses = _script_steps(run, 0, 0, None, None, on_stop=take)
+        final = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return losses, final, checkpoint
+
+
+def resumed_run(saved: set[str] | frozenset[str]) -> str | None:
+    """Exercise 05.4: kill the script after step 9, resume it from a checkpoint that holds only the
+    parts named in ``saved`` (names of :data:`CHECKPOINT_PARTS`), and compare with the run that never
+    stopped. None if the resumed run ends bitwise identical (every loss after the checkpoint and the
+    final weights), else where it first differs. The global generators are left as they were.
+
+    The resumed job runs the script's lines up to its loop (``seed_everything(0)`` included), puts
+    back what the checkpoint holds (the loader's generator before ``iter(loader)``, as
+    :func:`helpers.determinism.resume_epoch` does), skips the batches done and continues.
+    """
+    unknown = sorted(set(saved) - set(CHECKPOINT_PARTS))
+    if unknown or {"loader_now", "loader_epoch_start"} <= set(saved):
+        raise ValueError(
+            f"names from {sorted(CHECKPOINT_PARTS)}, at most one loader state; got {sorted(saved)}"
         )
-    if given != {"randn(1000)"}:
-        return False, "section 5.2 ran the same seeded draws in a second process: which one differed?"
+    import copy
+
+    losses, final, kept = _uninterrupted()
+    checkpoint = copy.deepcopy(kept)  # loading may alias: Adam's moments would change the kept copy
+    with _global_rngs_kept():
+        run = _script_setup()
+        model, opt, sched, loader, noise = run
+        if "model" in saved:
+            model.load_state_dict(checkpoint["model"])
+        if "optimizer" in saved:
+            opt.load_state_dict(checkpoint["optimizer"])
+        if "scheduler" in saved:
+            sched.load_state_dict(checkpoint["scheduler"])
+        if "noise_rng" in saved:
+            noise.bit_generator.state = checkpoint["noise_rng"]
+        if "torch_rng" in saved:
+            torch.set_rng_state(checkpoint["torch_rng"])
+        if "numpy_rng" in saved:
+            np.random.set_state(checkpoint["numpy_rng"])
+        if "python_rng" in saved:
+            random.setstate(checkpoint["python_rng"])
+        epoch, done = checkpoint["position"] if "position" in saved else (0, 0)
+        state = next((checkpoint[k] for k in ("loader_now", "loader_epoch_start") if k in saved), None)
+        if state is None:
+            state = loader.generator.get_state()  # what the script's own line gave it
+        resumed = _script_steps(run, epoch, done, state, None)
+        weights = {k: v.detach() for k, v in model.state_dict().items()}
+    after = losses[_STOP:]
+    step = next((i for i, (a, b) in enumerate(zip(after, resumed, strict=False)) if a != b), None)
+    if step is not None:
+        return f"its loss first differs at step {_STOP + step + 1} of {len(losses)}"
+    if len(resumed) != len(after):
+        return f"it takes {len(resumed)} steps after the checkpoint, not {len(after)}"
+    if not all(torch.equal(weights[k], final[k]) for k in final):
+        return "every loss matches but the final weights differ"
+    return None
+
+
+def _names(answer: object) -> set[str] | None:
+    if isinstance(answer, (set, frozenset, list, tuple)) and all(isinstance(a, str) for a in answer):
+        return {a.strip() for a in answer}
+    return None
+
+
+def _ex_05_4(answer: object) -> tuple[bool, str]:
+    given = _names(answer)
+    if given is None:
+        return False, "answer with a set of names, for example {\"model\", \"optimizer\"}."
+    unknown = sorted(given - set(CHECKPOINT_PARTS))
+    if unknown:
+        return False, f"{unknown[0]!r} is not one of the names: use only {sorted(CHECKPOINT_PARTS)}."
+    if {"loader_now", "loader_epoch_start"} <= given:
+        return False, (
+            "loader_now and loader_epoch_start are two states of the same generator, and the resumed job "
+            "can put back only one before iter(loader): which one does epoch 2 need?"
+        )
+    differs = resumed_run(given)
+    if differs is not None:
+        missing = _NEEDED - given
+        if "position" in missing:
+            why = "without the position, the resumed job starts again from the first batch of epoch 1"
+        elif "model" in missing or "optimizer" in missing:
+            why = "it starts from other weights or another optimizer state than the run had reached"
+        elif "loader_now" in given:
+            why = (
+                "the batches after the checkpoint hold other items: at the checkpoint the loader's "
+                "generator had already made epoch 2's draws (the timeline in section 5.4)"
+            )
+        elif "loader_epoch_start" in missing:
+            why = "the batches after the checkpoint hold other items: what decides the order of epoch 2?"
+        elif "scheduler" in missing:
+            why = "the learning rate changes at other steps than in the run that never stopped"
+        elif "noise_rng" in missing:
+            why = (
+                "the label noise after the checkpoint is not the one the run drew: which generator does "
+                "noise.normal draw from?"
+            )
+        else:
+            why = "the dropout masks after the checkpoint differ: which generator draws them (section 5.3)?"
+        return False, f"resumed from that checkpoint, {differs}: {why}" + ("" if why.endswith("?") else ".")
+    extra = sorted(given - _NEEDED)
+    if extra:
+        return False, (
+            f"resumed from that checkpoint, the run is bitwise identical, but {' and '.join(extra)} "
+            f"{'are' if len(extra) > 1 else 'is'} not needed: does the script's loop ever draw from "
+            f"{'them' if len(extra) > 1 else 'it'}? Answer with the smallest set."
+        )
     return True, (
-        "randn of 16 or more float32 elements: with AVX2, PyTorch uses its own vectorised log, sin and "
-        "cos; without AVX2, the C library's."
+        "the model, optimizer and scheduler, the position, the loader generator's state from when epoch 2 "
+        "began, torch's global generator (dropout) and the script's own noise generator. seed_everything "
+        "seeded NumPy's global generator and random, but the loop never draws from them; and the loader's "
+        "state at the checkpoint is past epoch 2's draws."
     )
 
 
@@ -290,7 +478,7 @@ CHECKERS = {
     "05.1": ("True or False: does the shuffled order repeat after the same torch.manual_seed", _ex_05_1),
     "05.2": ("a torch.Generator seeded with 42", _ex_05_2),
     "05.3": ("your fixed function fit(seed), which returns (model, losses)", _ex_05_3),
-    "05.4": ("a set of the draws computed with other log, sin and cos without AVX2", _ex_05_4),
+    "05.4": ("the set of names of what the checkpoint must hold, and nothing more", _ex_05_4),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
@@ -298,5 +486,5 @@ KINDS = {
     "05.1": "predict",
     "05.2": "code",
     "05.3": "code",
-    "05.4": "recall",
+    "05.4": "decide",
 }

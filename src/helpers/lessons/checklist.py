@@ -5,7 +5,9 @@ compares the two runs in the order things happen: the initial weights, then each
 and loss, then the final weights. The data pipeline draws from every global generator a real one
 may touch (torch's, NumPy's and Python's ``random``), and the model pools with
 ``index_put_(accumulate=True)`` over 32,768 rows, whose float32 additions arrive from several
-threads in an order that can change from run to run (lesson 04). Introduced in lesson 05.
+threads in an order that can change from run to run (lesson 04). :func:`reproducibility_checklist`
+is the widget lesson 05 shows: a tick box per setting and a button that calls :func:`run_twice`.
+Introduced in lesson 05.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["SETTINGS", "Outcome", "all_settings", "left_open", "run_twice"]
+if TYPE_CHECKING:  # ipywidgets is imported lazily
+    import ipywidgets
+
+__all__ = ["SETTINGS", "Outcome", "all_settings", "left_open", "reproducibility_checklist", "run_twice"]
 
 #: The settings :func:`run_twice` takes, each with the line of a training script it stands for.
 SETTINGS: dict[str, str] = {
@@ -152,7 +158,8 @@ def left_open(**settings: bool) -> list[str]:
     """What can still differ between two runs with these settings, one reason per line.
 
     Follows from how the training is written and from PyTorch's DataLoader (each worker seeds
-    ``random``, NumPy's global generator and torch with the loader's base seed plus its number);
+    ``random`` and torch with the loader's base seed plus its number, and NumPy's global generator
+    with a hash of the two);
     an empty list means nothing is left to chance or to the machine. Settings as for :func:`run_twice`.
     """
     s = all_settings(settings)
@@ -207,3 +214,48 @@ def run_twice(**settings: bool) -> Outcome:
         np.random.set_state(numpy_state)
     where = _first_difference(first, second)
     return Outcome(s, where is None, where, time.perf_counter() - start)
+
+
+#: The width of one tick box in :func:`reproducibility_checklist`: the longest label ("loader
+#: generator") fits, and the boxes wrap onto as many rows as the notebook's width needs.
+BOX_WIDTH = "12.5em"
+
+
+def reproducibility_checklist(**settings: bool) -> ipywidgets.VBox:
+    """A tick box for each seed and setting of :data:`SETTINGS`, and a button that trains the small
+    model twice (:func:`run_twice`) and says whether the runs match and where they first differ.
+
+    The keywords tick boxes at the start (True or False, as for :func:`run_twice`); the report shown
+    at the start is computed with them. The boxes sit in a wrapping row (``flex_flow="row wrap"``),
+    each :data:`BOX_WIDTH` wide, so they fit the notebook's width without a horizontal scroll bar.
+    Introduced in lesson 05.
+    """
+    import ipywidgets as widgets
+
+    from helpers.show.widgets import checklist_html
+
+    chosen = all_settings(settings)
+    boxes = {
+        name: widgets.Checkbox(value=chosen[name], description=name.replace("_", " "), indent=False,
+                               layout=widgets.Layout(width=BOX_WIDTH))
+        for name in SETTINGS
+    }
+    button = widgets.Button(description="Run twice", button_style="primary")
+    view = widgets.HTML()
+
+    class ReproducibilityChecklist(widgets.VBox):
+        def __repr__(self) -> str:
+            ticked = ", ".join(f"{name}=True" for name, box in boxes.items() if box.value)
+            return f"reproducibility_checklist({ticked})"
+
+    def run(_button=None) -> None:
+        now = {name: box.value for name, box in boxes.items()}
+        view.value = "<p>Training twice...</p>"
+        view.value = checklist_html(run_twice(**now), left_open(**now))
+
+    button.on_click(run)
+    run()
+    grid = widgets.Box(
+        list(boxes.values()), layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
+    )
+    return ReproducibilityChecklist([grid, button, view])
