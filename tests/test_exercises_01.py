@@ -57,7 +57,8 @@ WRONG = {
         (1e38, 1e38, -1e38),
         (float("inf"), 1.0, 1.0),
         (1e8, -1e8, 1.0),  # section 1.1's own numbers
-        (-1e8, 1.0, 1e8),  # ... in another order
+        (-1e8, 1.0, 1e8),  # ... in another order (this one even gives 0.0 both ways)
+        (1.0, 1e8, -1e8),  # ... reordered on purpose: still section 1.1's example
         (10**400, 1, 1),  # float() of this int would raise OverflowError
         (torch.ones(2), 1.0, 1.0),
         (torch.empty((), device="meta"), 1.0, 1.0),  # a meta tensor has no value
@@ -111,6 +112,9 @@ def test_lesson_01_accepts_tensors_numpy_scalars_and_an_overflow_only_two_roundi
 
 def test_lesson_01_rejects_the_lessons_own_examples_with_a_hint():
     assert "section 1.1" in check("01.2", (1e8, -1e8, 1.0)).message
+    reordered = check("01.2", (1.0, 1e8, -1e8)).message  # the order a learner may pick on purpose
+    assert "reordered" in reordered and "not a new example" in reordered, reordered
+    assert "both groupings give 0.0" in check("01.2", (-1e8, 1.0, 1e8)).message  # this order shows nothing
     assert "section 1.7" in check("01.5", (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11))).message
     assert "inf" in check("01.5", (2.0**127 * 1.5, 2.0, 2.0**127)).message
 
@@ -119,7 +123,9 @@ def test_01_1_the_truth_is_computed_by_running_the_loop():
     from helpers.exercises.lesson01 import counter_increase
 
     assert counter_increase() == 4000.0 and counter_increase(steps=10, step=1.0) == 0.0
-    assert "4000" not in check("01.1", 3000).message  # a wrong guess is told why, not the number
+    for wrong in (3000, 0, 2000, 4001):  # a wrong guess is told why, not the number or the first step
+        message = check("01.1", wrong).message
+        assert "4000" not in message and "2^24 + 4" not in message, message
 
 
 @pytest.mark.parametrize(

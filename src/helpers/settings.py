@@ -9,8 +9,10 @@ here records the setting, changes it, and restores it on the way out, error or n
 
 They are thin on purpose: the lesson still calls PyTorch's own setters
 (``torch.set_num_threads``, ``torch.set_float32_matmul_precision``, ``torch.set_flush_denormal``)
-and the helper only adds the ``finally``. For oneDNN PyTorch has its own:
-``with torch.backends.mkldnn.flags(enabled=False):``. Introduced in lesson 01.
+and the helper only adds the ``finally``. For oneDNN PyTorch has its own,
+``with torch.backends.mkldnn.flags(enabled=False, allow_tf32=None):``; pass ``allow_tf32=None``
+(leave it alone), since its default ``True`` makes a CPU-only build warn that TF32 on oneDNN is
+for Intel GPUs. Introduced in lesson 01.
 """
 
 from __future__ import annotations
@@ -70,10 +72,12 @@ def flush_denormal(on: bool = True) -> Iterator[bool]:
 
     Yields what ``torch.set_flush_denormal`` returned: True where the CPU supports the mode (x86
     with SSE3, and AArch64), False where it does not (then nothing changed). The mode is a
-    setting of the calling thread's floating-point unit: PyTorch's intra-op worker threads keep
-    their own, so an operation split across threads may flush only part of its result (lesson
-    01 measures it). On the way out the mode is switched off again, PyTorch's default; PyTorch
-    has no getter for it, so a mode switched on before the block is not restored.
+    setting of the calling thread's floating-point unit. A thread started later copies its
+    creator's setting and keeps it; PyTorch's intra-op worker threads started before the block keep
+    theirs, so an operation split across threads may flush only part of its result (lesson 01
+    measures it). On the way out the mode is switched off again in the calling thread, PyTorch's
+    default (worker threads started inside the block keep it on); PyTorch has no getter for it, so
+    a mode switched on before the block is not restored.
     """
     supported = torch.set_flush_denormal(bool(on))
     try:

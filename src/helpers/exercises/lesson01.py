@@ -70,8 +70,9 @@ def _ex_01_1(answer: object) -> tuple[bool, str]:
     if guess == 3 * COUNTER_STEPS:
         return False, (
             "that is the exact arithmetic; float32 rounds every addition. From 2^24 to 2^25 the gap between "
-            "float32 values is 2 (section 1.2): where does 2^24 + 3 land, and then 2^24 + 4 + 3 or 2^24 + 2 "
-            "+ 3?"
+            "float32 values is 2 (section 1.2), so 2^24 + 3 is not a float32. Work out by hand where the "
+            "first addition lands, with section 1.2's rule for a result halfway between two floats, then "
+            "the second from there."
         )
     if guess == 0:
         return False, (
@@ -80,8 +81,8 @@ def _ex_01_1(answer: object) -> tuple[bool, str]:
         )
     return False, (
         "not what float32 does here. From 2^24 to 2^25 the gap between float32 values is 2, and a result "
-        "exactly halfway between two of them goes to the one with the even significand (section 1.2). Run "
-        "the next cell to see the first few steps."
+        "exactly halfway between two of them goes to the one with the even significand (section 1.2). Work "
+        "out the first two additions by hand, or run the next cell to see the first few steps."
     )
 
 
@@ -90,11 +91,6 @@ def _ex_01_2(answer: object) -> tuple[bool, str]:
     if values is None:
         return False, problem
     a, b, c = values
-    if sorted(float(v) for v in (a, b, c)) == sorted([1e8, -1e8, 1.0]):
-        return False, (
-            "those are section 1.1's numbers (in some order); find three of your own. Try 1.0 and two "
-            "values small enough that 1.0 + each one rounds back to 1.0."
-        )
     left, right = (a + b) + c, a + (b + c)
     if bool(torch.isnan(left)) or bool(torch.isnan(right)):
         return False, "one grouping gives NaN (inf - inf); pick values that stay finite."
@@ -102,6 +98,20 @@ def _ex_01_2(answer: object) -> tuple[bool, str]:
         return False, (
             f"both groupings give {float(left)!r}. Try one large value and two small ones whose sum survives "
             "only when they are added to each other first."
+        )
+    if sorted(float(v) for v in (a, b, c)) == sorted([1e8, -1e8, 1.0]):
+        same = [float(v) for v in (a, b, c)] == [1e8, -1e8, 1.0]
+        opening = (
+            "those are section 1.1's own three numbers. Whichever "
+            if same
+            else "those are section 1.1's three numbers, reordered. A new order is not a new example: "
+            "whichever "
+        )
+        return False, opening + (
+            "way you arrange them, a grouping that differs adds 1.0 to 1e8 or -1e8 first, where the gap "
+            "between float32 values is 8, and loses it, just as in section 1.1. The exercise asks for "
+            "numbers of your own. Section 1.3 says why grouping matters: look for values that are lost when "
+            "each meets a larger one alone, but not when they meet each other first."
         )
     return True, f"(a+b)+c = {float(left)!r} but a+(b+c) = {float(right)!r} in float32."
 
@@ -194,7 +204,7 @@ def _ex_01_3(answer: object) -> tuple[bool, str]:
     if abs(first) < 2.0**-126:
         return False, (
             f"ulp32({first!r}) returned {at(first)!r}. Below the smallest normal float32, 2^-126, the "
-            "implicit leading 1 is gone (section 1.1's explorer shows a subnormal): the gap stops shrinking "
+            "implicit leading 1 is gone (section 1.8, the subnormals): the gap stops shrinking "
             "there, down to 0 itself."
         )
     if first >= 2.0**127:
@@ -213,7 +223,10 @@ def _ex_01_4(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str) or answer.strip().lower() not in choices:
         return False, f"answer with one of {', '.join(repr(c) for c in choices)}."
     if answer.strip().lower() == "kahan":
-        return True, "Kahan's bound, (2u + O(n u^2)) * sum|x_i|, does not grow with n to first order."
+        return True, (
+            "Kahan's bound, (2u + O(n u^2)) * sum|x_i| (Higham, section 4.3), does not grow with n to first "
+            "order; only its second-order term, O(n u^2), does."
+        )
     return False, (
         "that bound grows with n (n - 1 for sequential, log2 n for pairwise); which method carries the lost "
         "low-order bits along?"
