@@ -1,6 +1,7 @@
 """The checkers of lesson 02's exercises (Parallel reductions).
 
-``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for.
+``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for. The
+exercises sit in the sections they practise: 02.1 in 2.2, 02.2 in 2.3, 02.3 in 2.5, 02.4 in 2.6.
 """
 
 from __future__ import annotations
@@ -8,21 +9,44 @@ from __future__ import annotations
 import torch
 
 from helpers.exercises._common import as_number
+from helpers.settings import threads
+
+
+def integer_sums_by_threads() -> dict[int, torch.Tensor]:
+    """``x.sum()`` of exercise 02.1's 2**20 random integers from 0 to 15 (float32), with 1 and with 2 threads.
+
+    Returns ``{1: sum, 2: sum}``. The intra-op thread count is restored afterwards, even on an
+    error (``helpers.threads``). Exercise 02.1's truth, measured here. Introduced in lesson 02.
+    """
+    x = torch.randint(0, 16, (2**20,), generator=torch.Generator().manual_seed(0)).float()
+    sums = {}
+    for n in (1, 2):
+        with threads(n):
+            sums[n] = x.sum()
+    return sums
 
 
 def _ex_02_1(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, int) or isinstance(answer, bool) or answer <= 0:
-        return False, "answer with a positive Python int."
-    if answer == 2**20 - 1:
+    if not isinstance(answer, bool):
+        return False, "answer True (the same bits with 1 and 2 threads) or False (different bits)."
+    sums = integer_sums_by_threads()
+    same = torch.equal(sums[1], sums[2])
+    why = (
+        "Every partial sum of these integers, in any order, is an integer of at most 15 * 2^20 < 2^24, and "
+        "float32 holds every such integer exactly, so no addition rounds: any split between threads gives "
+        "the exact total."
+    )
+    if same and answer:
+        return True, "both thread counts give the same bits. " + why
+    if same:
         return False, (
-            "that is the chain of a loop, one addition after another; a tree halves the count at each level."
+            "here the 1-thread and 2-thread sums have the same bits. The order changed, but order matters "
+            "only when additions round: do they here? Look at the size of every partial sum (section 1.2 of "
+            "lesson 01)."
         )
-    if answer != 20:
-        return False, (
-            "each level of the tree adds neighbours in pairs and halves the count: how many halvings from "
-            "2^20 to 1?"
-        )
-    return True, "20 levels: a tree's longest chain grows like log2(n), a loop's like n - 1."
+    if not answer:  # cannot happen where float32 addition is IEEE 754: kept so the checker never lies
+        return True, "here the two sums differ, although every partial sum should be exact."
+    return False, "here the 1-thread and 2-thread sums differ; print them (next cell) to see by how much."
 
 
 def _ex_02_2(answer: object) -> tuple[bool, str]:
@@ -36,7 +60,8 @@ def _ex_02_2(answer: object) -> tuple[bool, str]:
     total = ((x[0] + x[1]) + x[2]).item()  # float32 additions, left to right
     if total != 1.0:
         return False, (
-            f"that order gives {total}: the 1.0 is lost when it meets 1e8 first (the ULP of 1e8 is 8)."
+            f"that order gives {total}, not 1.0. Follow the running total, rounded to float32 after each "
+            "addition: how far apart are neighbouring float32 numbers near the values it passes through?"
         )
     return True, "adding the two large values first cancels them exactly, and the 1.0 survives."
 
@@ -66,59 +91,51 @@ def _ex_02_3(answer: object) -> tuple[bool, str]:
     return True, f"on this machine a[:n] @ b differs from (a @ b)[:n] for n in {expected}."
 
 
-def integer_sums_by_threads() -> dict[int, torch.Tensor]:
-    """``x.sum()`` of exercise 02.4's 2**20 random integers from 0 to 15 (float32), with 1 and with 2 threads.
-
-    Returns ``{1: sum, 2: sum}``. The intra-op thread count is restored afterwards, even on an
-    error. Exercise 02.4's truth, measured here. Introduced in lesson 02.
-    """
-    x = torch.randint(0, 16, (2**20,), generator=torch.Generator().manual_seed(0)).float()
-    before = torch.get_num_threads()
-    sums = {}
-    try:
-        for threads in (1, 2):
-            torch.set_num_threads(threads)
-            sums[threads] = x.sum()
-    finally:
-        torch.set_num_threads(before)
-    return sums
+#: The values of MKL_CBWR that exercise 02.4 offers.
+CBWR_CHOICES = ("AUTO", "AVX2", "AVX512", "AVX2,STRICT", "AVX512,STRICT")
 
 
 def _ex_02_4(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, bool):
-        return False, "answer True (the same bits with 1 and 2 threads) or False (different bits)."
-    sums = integer_sums_by_threads()
-    same = torch.equal(sums[1], sums[2])
-    why = (
-        "Every partial sum of these integers, in any order, is an integer of at most 15 * 2^20 < 2^24, and "
-        "float32 holds every such integer exactly, so no addition rounds: any split between threads gives "
-        "the exact total."
-    )
-    if same and answer:
-        return True, "both thread counts give the same bits. " + why
-    if same:
-        return False, (
-            "here the 1-thread and 2-thread sums have the same bits. The order changed, but order matters "
-            "only when additions round: do they here? Look at the size of every partial sum (section 1.2 of "
-            "lesson 01)."
+    hint = "answer with one of the strings " + ", ".join(repr(c) for c in CBWR_CHOICES) + "."
+    if not isinstance(answer, str):
+        return False, hint
+    value = answer.replace(" ", "").upper().removeprefix("BRANCH=")
+    if value not in CBWR_CHOICES:
+        return False, hint
+    if value == "AVX2,STRICT":
+        return True, (
+            "AVX2 is the widest branch both CPUs have, so both run the same oneMKL code; STRICT lifts the "
+            "fixed-thread-count condition for the matrix products (?gemm) on that branch, so the thread "
+            "counts (16 and 8) may differ."
         )
-    if not answer:  # cannot happen where float32 addition is IEEE 754: kept so the checker never lies
-        return True, "here the two sums differ, although every partial sum should be exact."
-    return False, "here the 1-thread and 2-thread sums differ; print them (next cell) to see by how much."
+    if value == "AUTO":
+        return False, (
+            "AUTO keeps the code path oneMKL picks for each CPU: each machine repeats its own results, but "
+            "the two run different code. Which named branch can both of them run?"
+        )
+    if value.startswith("AVX512"):
+        return False, (
+            "the laptop has no AVX-512, and a named branch is available only on CPUs with its instructions "
+            "(elsewhere oneMKL falls back to AUTO): the two machines would not run the same code."
+        )
+    return False, (  # "AVX2": the right branch, standard CNR
+        "both machines run the same branch, but standard CNR promises the same bits only under a condition "
+        "that these two machines do not meet. Which one (section 2.6)?"
+    )
 
 
 CHECKERS = {
-    "02.1": ("the number of levels of a tree reduction of 2**20 numbers", _ex_02_1),
+    "02.1": ("your prediction, True or False: does x.sum() give the same bits with 1 and 2 threads",
+             _ex_02_1),
     "02.2": ("a list of indices that orders [1e8, 1.0, -1e8] so that a loop gives exactly 1.0", _ex_02_2),
     "02.3": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_3),
-    "02.4": ("your prediction, True or False: does x.sum() give the same bits with 1 and 2 threads",
-             _ex_02_4),
+    "02.4": ("the MKL_CBWR value, as a string, that makes both machines' oneMKL products agree", _ex_02_4),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "02.1": "work",
+    "02.1": "predict",
     "02.2": "work",
     "02.3": "measure",
-    "02.4": "predict",
+    "02.4": "decide",
 }
