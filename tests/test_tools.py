@@ -156,3 +156,12 @@ def test_work_copy_adds_what_is_missing_and_keeps_a_learners_changes(tmp_path):
 
 def test_work_folder_is_ignored_by_git():
     assert "/work/" in (course.ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_kernel_make_lab_registers_is_the_one_the_notebooks_store():
+    # a notebook whose stored kernelspec differs from the running kernel's is marked modified on opening
+    makefile = (course.ROOT / "Makefile").read_text(encoding="utf-8")
+    install = next(line for line in makefile.splitlines() if "ipykernel install" in line)
+    assert f"--name {execute.KERNELSPEC['name']}" in install
+    assert "--display-name" not in install  # ipykernel's default, "Python 3 (ipykernel)", is the stored one
+    assert execute.KERNELSPEC["display_name"] == "Python 3 (ipykernel)"
