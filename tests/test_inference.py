@@ -81,3 +81,43 @@ def test_int8_quantization_keeps_a_linear_model_close():
         quantize_(model, config())
         out = model(x)
     assert ((out - ref).norm() / ref.norm()).item() < 0.05
+
+
+def test_threads_in_new_processes_reads_the_variables():
+    from helpers.lessons.inference import threads_in_new_processes
+
+    seen = threads_in_new_processes({"omp1": {"OMP_NUM_THREADS": "1"},
+                                     "mkl2": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "2"}})
+    assert seen == {"omp1": (1, 3), "mkl2": (2, 3)}
+
+
+def test_threads_in_new_processes_interrupted_stops_children(monkeypatch, capsys):
+    import pytest
+
+    from helpers.lessons import inference
+
+    started = []
+    real_popen = subprocess.Popen
+
+    class RecordingPopen(real_popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+        def communicate(self, *args, **kwargs):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess, "Popen", RecordingPopen)
+    with pytest.raises(KeyboardInterrupt) as info:
+        inference.threads_in_new_processes({"a": {"OMP_NUM_THREADS": "1"}, "b": {"OMP_NUM_THREADS": "1"}})
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert len(started) == 2 and all(p.poll() is not None for p in started)   # both children are gone
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "Interrupted" in out
+
+
+def test_interleaved_ratios_one_per_round():
+    from helpers.lessons.inference import interleaved_ratios
+
+    ratios = interleaved_ratios(lambda: None, lambda: None, repeats=3, min_run_time=0.001)
+    assert len(ratios) == 3 and all(r > 0 for r in ratios)

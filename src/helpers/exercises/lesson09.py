@@ -136,13 +136,13 @@ def _ex_09_3(answer: object) -> tuple[bool, str]:
     if answer is torch.no_grad:
         return (
             False,
-            "no_grad stops recording, but its results can enter autograd later; which one forbids that?",
+            "no_grad stops recording, but autograd can still save its results later; which one forbids that?",
         )
     if answer is not torch.inference_mode:
         return False, "section 9.3 compares two context managers: the answer is the stricter one."
     return (
         True,
-        "torch.inference_mode: tensors made inside it are inference tensors, cheaper and autograd-proof.",
+        "torch.inference_mode: its tensors are cheaper, and cannot be saved for backward later.",
     )
 
 
@@ -177,7 +177,7 @@ def _ex_09_5(answer: object) -> tuple[bool, str]:
 CHECKERS = {
     "09.1": ("the number of intra-op threads", _ex_09_1),
     "09.2": ("a function pick(rows, max_error) returning a lever's name or None", _ex_09_2),
-    "09.3": ("the context manager that also forbids later autograd use", _ex_09_3),
+    "09.3": ("the context manager whose tensors autograd cannot save later", _ex_09_3),
     "09.4": ("the largest magnitude of a pair of u8 x s8 products", _ex_09_4),
     "09.5": ("the largest magnitude of a pair of products with reduce_range", _ex_09_5),
 }

@@ -126,3 +126,51 @@ def load_int8_quantization():
     finally:
         logging.disable(previous)
     return quantize_, Int8DynamicActivationInt8WeightConfig
+
+
+def threads_in_new_processes(settings: dict[str, dict[str, str]]) -> dict[str, tuple[int, int]]:
+    """For each named environment, start a new Python and return (threads at start, after set_num_threads(3)).
+
+    The processes run concurrently. If the wait is interrupted (Kernel > Interrupt, Ctrl-C), every child
+    is terminated, one line is printed, and a bare KeyboardInterrupt is raised without the children's output.
+    """
+    import subprocess
+
+    clean = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    script = ("import torch; print(torch.get_num_threads()); torch.set_num_threads(3); "
+              "print(torch.get_num_threads())")
+    started = {}
+    try:
+        for name, env in settings.items():
+            started[name] = subprocess.Popen([sys.executable, "-c", script], env={**clean, **env},
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        seen = {}
+        for name, process in started.items():
+            at_start, after_call = map(int, process.communicate()[0].split())
+            seen[name] = (at_start, after_call)
+        return seen
+    except KeyboardInterrupt:
+        for process in started.values():
+            process.kill()
+            process.wait()
+        print(f"Interrupted: stopped the {len(started)} child processes.")
+        raise KeyboardInterrupt from None
+
+
+def interleaved_ratios(fn_a: Callable[[], object], fn_b: Callable[[], object], repeats: int = 5,
+                       min_run_time: float = 0.03) -> list[float]:
+    """Time fn_a and fn_b alternately, `repeats` times each; return time(a) / time(b), one ratio per round.
+
+    Alternating the two spreads a slow or busy stretch of the machine over both instead of one of
+    them: each round times a, then b, right after each other, so a load that lasts longer than a
+    round slows both. A burst shorter than a round still moves one ratio; the spread of the ratios
+    over the rounds shows how far to trust them.
+    """
+    from helpers.lessons.bench import time_call
+
+    ratios = []
+    for _ in range(repeats):
+        a = time_call(fn_a, min_run_time=min_run_time).median
+        b = time_call(fn_b, min_run_time=min_run_time).median
+        ratios.append(a / b)
+    return ratios
