@@ -33,5 +33,6 @@ def test_verdict_board_has_one_coloured_row_per_claim():
     colours = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
     assert colours == [VERDICT_COLORS[v] for _, v, _ in verdicts]
     text = [t.get_text() for t in ax.texts]
-    assert "13.2  B claim" in text and "lessons 02, 06" in text and "lesson 01" in text and "it depends" in text
+    assert "13.2  B claim" in text and "it depends" in text
+    assert "lessons 02, 06" in text and "lesson 01" in text  # plural only where several are named
     assert "schematic" in ax.get_title()
