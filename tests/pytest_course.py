@@ -7,6 +7,7 @@ are marked skipped here, so the suite passes on a CPU and runs them on a GPU run
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 
@@ -41,7 +42,24 @@ def needs_gpu(item: pytest.Item) -> bool:
     return GPU_TAG in cell.metadata.get("tags", []) or GPU_TAG in notebook_tags
 
 
+def _run_seconds() -> dict[str, float]:
+    """Each notebook's recorded kernel run time (tools/run_times.json), by file name."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "tools", "run_times.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return {name: float(t) for name, t in json.load(f).get("seconds", {}).items()}
+    except (OSError, ValueError):
+        return {}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The longest notebooks first, the many short unit-test modules after them: with two workers
+    # and whole notebooks per worker (--dist loadscope), a long notebook started last would leave
+    # the other worker idle. Items keep their order within a notebook or module.
+    seconds = _run_seconds()
+    weight = {id(item): seconds.get(os.path.basename(str(item.fspath)), -1.0) for item in items}
+    items.sort(key=lambda item: -weight[id(item)])  # stable: cells stay in order
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="cell tagged 'gpu' and no CUDA device is available")
