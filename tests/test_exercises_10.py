@@ -6,13 +6,6 @@ import torch.nn as nn
 from helpers import check
 
 
-def _tolerant_check(actual: torch.Tensor, expected: torch.Tensor) -> bool:
-    from helpers.compare import reduction_tolerances
-
-    rtol, atol = reduction_tolerances(torch.float32, 256, scale=expected.abs().mean().item())
-    return bool(torch.allclose(actual.double(), expected, rtol=rtol, atol=atol))
-
-
 def _k(model):
     return sum(layer.in_features for layer in model.modules() if isinstance(layer, nn.Linear))
 
@@ -50,22 +43,11 @@ def _changes_its_arguments(model, x):
 
 RIGHT = {
     "10.1": 4 * 2.0**-24 * 32,
-    "10.2": "accuracies",
-    "10.3": _tolerant_check,
-    "10.4": _tolerance_for,
+    "10.2": _tolerance_for,
 }
 WRONG = {
     "10.1": [1.3e-6, 2.0**-24, "7.6e-6"],
-    "10.2": ["weights", "both", 1],
-    "10.3": [
-        lambda a, e: True,
-        lambda a, e: torch.equal(a.double(), e),
-        lambda a: True,
-        3,
-        lambda a, e: torch.allclose(a.double(), e, rtol=1e-3, atol=1e-3),  # rejects 1%, accepts 0.1%
-        lambda a, e: torch.allclose(a, e),  # float32 against float64 raises
-    ],
-    "10.4": [
+    "10.2": [
         lambda model, x: (1.3e-6, 1e-5),  # float32's defaults: too tight for large outputs
         lambda model, x: (1e-3, 1e-3),  # passes a 0.1% bug
         lambda model, x: (1e-5, 1e-4),  # fixed: passes the bug on small outputs
@@ -77,34 +59,27 @@ WRONG = {
 }
 
 
-def test_10_3_says_why_a_fixed_1e_3_and_mixed_dtypes_fail():
-    loose = check("10.3", lambda a, e: torch.allclose(a.double(), e, rtol=1e-3, atol=1e-3))
-    assert "0.1%" in str(loose) and "1e-3" in str(loose)
-    mixed = check("10.3", lambda a, e: torch.allclose(a, e))
-    assert "one dtype" in str(mixed)
+def test_10_2_says_whether_the_tolerance_is_too_tight_or_too_loose():
+    assert "too tight" in check("10.2", lambda model, x: (1.3e-6, 1e-5)).message
+    assert "atol = 0" in check("10.2", _no_atol).message
+    assert "too loose" in check("10.2", lambda model, x: (1e-3, 1e-3)).message
+    assert "too loose" in check("10.2", _scale_of_inputs).message
 
 
-def test_10_4_says_whether_the_tolerance_is_too_tight_or_too_loose():
-    assert "too tight" in check("10.4", lambda model, x: (1.3e-6, 1e-5)).message
-    assert "atol = 0" in check("10.4", _no_atol).message
-    assert "too loose" in check("10.4", lambda model, x: (1e-3, 1e-3)).message
-    assert "too loose" in check("10.4", _scale_of_inputs).message
-
-
-def test_10_4_hints_do_not_give_the_answer_away():
-    for answer in WRONG["10.4"]:
-        message = check("10.4", answer).message
+def test_10_2_hints_do_not_give_the_answer_away():
+    for answer in WRONG["10.2"]:
+        message = check("10.2", answer).message
         assert "in_features" not in message and "reduction_tolerances(" not in message
 
 
-def test_10_4_restores_threads_and_rng_and_leaves_its_models_alone():
+def test_10_2_restores_threads_and_rng_and_leaves_its_models_alone():
     threads, rng = torch.get_num_threads(), torch.random.get_rng_state()
-    assert check("10.4", _changes_its_arguments).ok is True  # it was given copies
-    assert check("10.4", _tolerance_for).ok is True
+    assert check("10.2", _changes_its_arguments).ok is True  # it was given copies
+    assert check("10.2", _tolerance_for).ok is True
     assert torch.get_num_threads() == threads and torch.equal(torch.random.get_rng_state(), rng)
 
 
-def test_10_4_accepts_other_sound_styles():
+def test_10_2_accepts_other_sound_styles():
     # scale from the float64 output (the model is a copy), a worst-case gamma_K, and a K from the first layer
     # alone: the last passes because a 0.1% bug is hundreds of times the rounding errors (the solution
     # says so)
@@ -127,4 +102,4 @@ def test_10_4_accepts_other_sound_styles():
         return reduction_tolerances(torch.float32, model[0].in_features, scale=scale)
 
     for answer in (from_float64, worst_case, first_layer):
-        assert check("10.4", answer).ok is True, answer.__name__
+        assert check("10.2", answer).ok is True, answer.__name__
