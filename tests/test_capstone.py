@@ -1,7 +1,7 @@
 """Lesson 12's script: each planted cause changes the result, each fix removes it; its checkers explain.
 
-The training runs are small (40 steps on 256 bags), so the causes are tested directly on
-``helpers.lessons.capstone.train``. The checkers of exercises 12.1 to 12.4 are tested in
+The training runs are small (20 steps on 256 bags), so the causes are tested directly on
+``helpers.lessons.capstone.train``. The checkers of exercises 12.1 to 12.3 are tested in
 ``tests/test_exercises_12.py``.
 """
 

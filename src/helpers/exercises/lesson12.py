@@ -1,4 +1,4 @@
-"""The checkers of lesson 12's exercises (Debugging a mismatch).
+"""The checkers of lesson 12's exercises (Debugging a mismatch), inline in sections 12.2, 12.4 and 12.5.
 
 ``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for.
 """
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import torch
 
-from helpers._validate import describe
 from helpers.exercises._common import equal
 
 _NET_MODULES = ("standardise", "embed", "embed.0", "embed.1", "pool", "drop", "head")
@@ -49,43 +48,6 @@ def _ex_12_1(answer: object) -> tuple[bool, str]:
 
 
 def _ex_12_2(answer: object) -> tuple[bool, str]:
-    from helpers.lessons.capstone import NoisyBags
-
-    if not callable(answer):
-        return False, "answer with a function make_dataset(seed) that returns a capstone.NoisyBags."
-    # whatever the function draws, the caller's generator is untouched
-    with torch.random.fork_rng(devices=[]):
-        try:
-            torch.default_generator.manual_seed(1)  # the CPU's only: fork_rng restores just that
-            before = torch.get_rng_state()
-            first = answer(7)
-            reseeds = not torch.equal(torch.get_rng_state(), before)
-            torch.default_generator.manual_seed(2)
-            torch.rand(5)  # something else draws before the second call
-            again, other = answer(7), answer(8)
-        except Exception as exc:  # the learner's function: report any failure as a hint
-            return False, f"calling make_dataset(7) failed: {type(exc).__name__}: {exc}"
-    for dataset in (first, again, other):
-        if not isinstance(dataset, NoisyBags) or not isinstance(
-            getattr(dataset, "items", None), torch.Tensor
-        ):
-            return False, f"make_dataset must return a capstone.NoisyBags; it returned {describe(dataset)}."
-    if reseeds:
-        return False, (
-            "it draws from, or reseeds, the global generator: every later draw of the program (initial "
-            "weights, dropout) then depends on the dataset. Give the dataset a generator of its own."
-        )
-    if not equal(first.items.shape, again.items.shape) or not torch.equal(first.items, again.items):
-        return False, (
-            "two datasets built with seed 7 differ once something else drew in between: "
-            "their noise still depends on the global generator (section 12.3)."
-        )
-    if torch.equal(first.items, other.items):
-        return False, "seeds 7 and 8 give the same noise: the seed must reach the dataset's generator."
-    return True, "NoisyBags(torch.Generator().manual_seed(seed)): the noise depends on the seed alone."
-
-
-def _ex_12_3(answer: object) -> tuple[bool, str]:
     if isinstance(answer, str):
         name = answer.strip().lower().removeprefix("torch.")
     elif isinstance(answer, torch.dtype):
@@ -111,7 +73,7 @@ def _ex_12_3(answer: object) -> tuple[bool, str]:
     return False, "answer with the torch.dtype whose rounding the tolerance of embed.0 allows for."
 
 
-def _ex_12_4(answer: object) -> tuple[bool, str]:
+def _ex_12_3(answer: object) -> tuple[bool, str]:
     import dataclasses
 
     from helpers.lessons import capstone
@@ -169,15 +131,13 @@ def _ex_12_4(answer: object) -> tuple[bool, str]:
 
 CHECKERS = {
     "12.1": ("the name of the module that adds into the same slots from several threads at once", _ex_12_1),
-    "12.2": ("a function make_dataset(seed) returning a capstone.NoisyBags", _ex_12_2),
-    "12.3": ("the torch.dtype whose tolerance first_divergence used for embed.0", _ex_12_3),
-    "12.4": ("a capstone.Config for the server C", _ex_12_4),
+    "12.2": ("the torch.dtype whose tolerance first_divergence used for embed.0", _ex_12_2),
+    "12.3": ("a capstone.Config for the server C", _ex_12_3),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
     "12.1": "work",
-    "12.2": "code",
-    "12.3": "decide",
-    "12.4": "code",
+    "12.2": "decide",
+    "12.3": "code",
 }

@@ -53,7 +53,7 @@ class Config:
     stats_as_buffers: bool = False   # keep the standardisation statistics in registered buffers
     eval_after_load: bool = False    # put the reloaded copy in evaluation mode
     seed: int = 0                    # torch.manual_seed before the model is built
-    steps: int = 40                  # training steps
+    steps: int = 20                  # training steps
 
 
 A = Config("A", threads=1)
