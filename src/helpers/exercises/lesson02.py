@@ -1,14 +1,13 @@
 """The checkers of lesson 02's exercises (Parallel reductions).
 
 ``CHECKERS`` maps each id to its question and checker, ``KINDS`` to what it asks for. The
-exercises sit in the sections they practise: 02.1 in 2.2, 02.2 in 2.3, 02.3 in 2.5, 02.4 in 2.6.
+exercises sit in the sections they practise: 02.1 in 2.2, 02.2 in 2.5, 02.3 in 2.6.
 """
 
 from __future__ import annotations
 
 import torch
 
-from helpers.exercises._common import as_number
 from helpers.settings import threads
 
 
@@ -49,27 +48,10 @@ def _ex_02_1(answer: object) -> tuple[bool, str]:
     return False, "here the 1-thread and 2-thread sums differ; print them (next cell) to see by how much."
 
 
-def _ex_02_2(answer: object) -> tuple[bool, str]:
-    hint = "answer with the three indices 0, 1 and 2 in some order, as a list."
-    if not (isinstance(answer, (list, tuple)) and len(answer) == 3):
-        return False, hint
-    values = [as_number(v) for v in answer]  # ints, or numbers and one-element tensors equal to them
-    if any(v is None for v in values) or sorted(values) != [0, 1, 2]:
-        return False, hint
-    x = torch.tensor([1e8, 1.0, -1e8])[[int(v) for v in values]]
-    total = ((x[0] + x[1]) + x[2]).item()  # float32 additions, left to right
-    if total != 1.0:
-        return False, (
-            f"that order gives {total}, not 1.0. Follow the running total, rounded to float32 after each "
-            "addition: how far apart are neighbouring float32 numbers near the values it passes through?"
-        )
-    return True, "adding the two large values first cancels them exactly, and the 1.0 survives."
-
-
 def batch_invariance_failures(max_n: int = 16) -> list[int]:
     """The n in 1..max_n for which ``a[:n] @ b`` differs bitwise from ``(a @ b)[:n]`` here.
 
-    ``a`` is 256 x 1024 and ``b`` 1024 x 1024, ``torch.rand`` with seed 0. Exercise 02.3's answer,
+    ``a`` is 256 x 1024 and ``b`` 1024 x 1024, ``torch.rand`` with seed 0. Exercise 02.2's answer,
     which depends on the machine. ``max_n`` is at most 256 (``a``'s rows). Introduced in lesson 02.
     """
     g = torch.Generator().manual_seed(0)
@@ -78,7 +60,7 @@ def batch_invariance_failures(max_n: int = 16) -> list[int]:
     return [n for n in range(1, max_n + 1) if not torch.equal(a[:n] @ b, full[:n])]
 
 
-def _ex_02_3(answer: object) -> tuple[bool, str]:
+def _ex_02_2(answer: object) -> tuple[bool, str]:
     if not (isinstance(answer, (list, tuple)) and all(isinstance(n, int) for n in answer)):
         return False, "answer with a list of ints, for example [1, 2, 3]."
     expected = batch_invariance_failures()
@@ -91,11 +73,11 @@ def _ex_02_3(answer: object) -> tuple[bool, str]:
     return True, f"on this machine a[:n] @ b differs from (a @ b)[:n] for n in {expected}."
 
 
-#: The values of MKL_CBWR that exercise 02.4 offers.
+#: The values of MKL_CBWR that exercise 02.3 offers.
 CBWR_CHOICES = ("AUTO", "AVX2", "AVX512", "AVX2,STRICT", "AVX512,STRICT")
 
 
-def _ex_02_4(answer: object) -> tuple[bool, str]:
+def _ex_02_3(answer: object) -> tuple[bool, str]:
     hint = "answer with one of the strings " + ", ".join(repr(c) for c in CBWR_CHOICES) + "."
     if not isinstance(answer, str):
         return False, hint
@@ -127,15 +109,13 @@ def _ex_02_4(answer: object) -> tuple[bool, str]:
 CHECKERS = {
     "02.1": ("your prediction, True or False: does x.sum() give the same bits with 1 and 2 threads",
              _ex_02_1),
-    "02.2": ("a list of indices that orders [1e8, 1.0, -1e8] so that a loop gives exactly 1.0", _ex_02_2),
-    "02.3": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_3),
-    "02.4": ("the MKL_CBWR value, as a string, that makes both machines' oneMKL products agree", _ex_02_4),
+    "02.2": ("the list of n in 1..16 for which a[:n] @ b != (a @ b)[:n] on this machine", _ex_02_2),
+    "02.3": ("the MKL_CBWR value, as a string, that makes both machines' oneMKL products agree", _ex_02_3),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
     "02.1": "predict",
-    "02.2": "work",
-    "02.3": "measure",
-    "02.4": "decide",
+    "02.2": "measure",
+    "02.3": "decide",
 }
