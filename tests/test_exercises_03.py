@@ -24,21 +24,16 @@ def _float32_accumulator(x):  # NumPy's float32 cumsum keeps a float32 running s
 
 
 RIGHT = {
-    "03.1": 256.0,
-    "03.2": 8,
-    "03.3": (float("inf"), 90.999),
-    "03.4": running_total,
-    "03.5": (1e-5 + 1.3e-6 * 1e-4) / 1e-4,
+    "03.1": (float("inf"), 90.999),
+    "03.2": running_total,
 }
 WRONG = {
-    "03.1": [257, 258, 255.0, "256"],
-    "03.2": [3, 0.9, 0.125, 1, 10 / 7, 64, 2, 16, -8, "8", float("nan"), float("inf"), 10**400],
-    "03.3": [
+    "03.1": [
         (90.999, 90.999), (91.0, 91.0), (65504, 90.999), (90000, 90.999), (float("nan"), 90.999),
         (float("-inf"), 90.999), (float("inf"), float("inf")), (float("inf"), 90000), (10**400, 90.999),
         float("inf"), "inf", ("inf", 90.999), (float("inf"), 90.999, 1.0),
     ],
-    "03.4": [
+    "03.2": [
         lambda x: x.cumsum(0),  # float16 cumsum on the CPU: a float32 accumulator
         _float16_loop,
         _float32_accumulator,
@@ -48,54 +43,28 @@ WRONG = {
         lambda x: x.tolist(),
         running_total(torch.ones(3, dtype=torch.float16)),  # a tensor, not a function
     ],
-    "03.5": [
-        *(1e-5 / 1.3e-6, 10.0, 1.3e-6, 1e-5, "0.1", float("nan"), float("inf"), 10**400, True),
-        # complex values whose real part is the right answer: float() of a NumPy complex drops the rest
-        *(np.complex64(0.1000013 + 1j), np.complex128(0.1000013), torch.tensor(0.1000013 + 1j)),
-    ],
 }
 
 
-def test_03_2_accepts_the_measured_ratio_and_explains_the_usual_slips():
-    assert check("03.2", 8.0).ok is True and check("03.2", torch.tensor(7.96)).ok is True
-    checker = _CHECKERS["03.2"][1]
-    for wrong, words in [(3, "mantissa bits"), (0.9, "decimal digits"), (0.125, "other way round"),
-                         (64, "not with u squared"), (1, "unit roundoff")]:
-        ok, message = checker(wrong)
-        assert ok is False and words in message and "8" not in message.replace("0.8", ""), message
-
-
-def test_03_3_the_answer_is_what_float16_and_float32_compute():
+def test_03_1_the_answer_is_what_float16_and_float32_compute():
     x = torch.ones(1000, dtype=torch.float16)
     x[0] = 300.0
     in_half, in_float = (x * x).mean(), (x.float() * x.float()).mean()
     assert in_half.item() == float("inf") and abs(in_float.item() - 90.999) < 1e-3
-    assert check("03.3", (in_half, in_float)).ok is True  # the cell's own results are accepted
-    assert check("03.3", [float("inf"), 91.0]).ok is True  # 90.999 rounded to two digits
-    ok, message = _CHECKERS["03.3"][1]((90.999, 90.999))
+    assert check("03.1", (in_half, in_float)).ok is True  # the cell's own results are accepted
+    assert check("03.1", [float("inf"), 91.0]).ok is True  # 90.999 rounded to two digits
+    ok, message = _CHECKERS["03.1"][1]((90.999, 90.999))
     assert ok is False and "300 * 300" in message and "inf" not in message
 
 
-def test_03_5_checker_rejects_what_is_not_a_positive_finite_number():
-    from helpers.exercises import _CHECKERS
-
-    checker = _CHECKERS["03.5"][1]
-    # check() answers None with "not answered yet"; the checker itself must still reject it
-    several = torch.tensor([0.1, 0.1])
-    for answer in (None, float("nan"), float("-inf"), 10**400, -0.1, 0.0, 1j, [0.1], "0.1", False, several):
-        ok, message = checker(answer)
-        assert ok is False and "positive number" in message, (answer, message)
-    assert checker(torch.tensor(0.1))[0] is True  # a 0-d tensor is a number
-
-
-def test_03_4_accepts_other_accumulators_with_enough_bits():
-    assert check("03.4", lambda x: torch.cumsum(x, 0, dtype=torch.float64).to(torch.float16)).ok is True
+def test_03_2_accepts_other_accumulators_with_enough_bits():
+    assert check("03.2", lambda x: torch.cumsum(x, 0, dtype=torch.float64).to(torch.float16)).ok is True
     # float32 cumsum on the CPU accumulates in float64 (ATen's CPU accumulate type for float)
-    assert check("03.4", lambda x: x.float().cumsum(0).half()).ok is True
+    assert check("03.2", lambda x: x.float().cumsum(0).half()).ok is True
 
 
-def test_03_4_hints_name_the_accumulator_not_the_answer():
-    checker = _CHECKERS["03.4"][1]
+def test_03_2_hints_name_the_accumulator_not_the_answer():
+    checker = _CHECKERS["03.2"][1]
     for wrong, words in [
         (_float16_loop, "stops growing at 2048"),
         (lambda x: x.cumsum(0), "two float16 gaps"),
@@ -107,8 +76,8 @@ def test_03_4_hints_name_the_accumulator_not_the_answer():
         assert "double()" not in message and "cumsum(0, dtype" not in message
 
 
-def test_03_4_float16_cumsum_on_the_cpu_accumulates_in_float32():
-    # the claim in the 03.4 hint: at 2048 adding 1 is a tie in float16 but exact in float32
+def test_03_2_float16_cumsum_on_the_cpu_accumulates_in_float32():
+    # the claim in the 03.2 hint: at 2048 adding 1 is a tie in float16 but exact in float32
     x = torch.tensor([2048.0, 1.0, 1.0, 1.0], dtype=torch.float16)
     assert x.cumsum(0).tolist() == [2048.0, 2048.0, 2050.0, 2052.0]  # wider than float16
     # ... and not float64: each 2^-9 is a tie at 32768 in float32 (gap 2^-8) but exact in float64
@@ -119,21 +88,20 @@ def test_03_4_float16_cumsum_on_the_cpu_accumulates_in_float32():
     assert torch.tensor([2.0**24, 1.0, 1.0]).cumsum(0).tolist() == [2.0**24, 2.0**24, 2.0**24 + 2]
 
 
-def test_03_4_solution_claim_float64_to_float16_rounds_through_float32_here():
+def test_03_2_solution_claim_float64_to_float16_rounds_through_float32_here():
     value = torch.tensor(2049 + 2**-20, dtype=torch.float64)
     assert value.half().item() == 2048.0 == value.float().half().item()
     assert float(np.float16(2049 + 2**-20)) == 2050.0  # rounded once
 
 
-def test_03_1_to_03_3_accept_one_element_tensors_and_numpy_scalars():
-    assert check("03.1", torch.tensor(257.0).bfloat16()).ok is True  # what the prompt's check gives
-    assert check("03.2", np.float32(8.0)).ok is True
-    assert check("03.3", (np.float16("inf"), np.float32(90.999))).ok is True
-    assert check("03.1", torch.tensor([256.0, 256.0])).ok is False
+def test_03_1_accepts_one_element_tensors_and_numpy_scalars():
+    assert check("03.1", (np.float16("inf"), np.float32(90.999))).ok is True
+    assert check("03.1", (torch.tensor(float("inf")), torch.tensor([90.999]))).ok is True
+    assert check("03.1", (torch.tensor([1.0, 2.0]), 90.999)).ok is False
 
 
-def test_03_4_hints_fit_the_mistake():
-    checker = _CHECKERS["03.4"][1]
+def test_03_2_hints_fit_the_mistake():
+    checker = _CHECKERS["03.2"][1]
     # suffix sums end far below 2048 without stalling there: no hint about a float16 accumulator
     ok, message = checker(lambda x: x.double().flip(0).cumsum(0).flip(0).half())
     assert ok is False and "2048" not in message and "element 9999" in message, message
@@ -142,6 +110,6 @@ def test_03_4_hints_fit_the_mistake():
     assert ok is True and "accumulates in float64" in message, message
 
 
-def test_03_4_a_sparse_result_is_a_hint_not_an_error():
-    ok, message = _CHECKERS["03.4"][1](lambda x: x.double().cumsum(0).half().to_sparse())
+def test_03_2_a_sparse_result_is_a_hint_not_an_error():
+    ok, message = _CHECKERS["03.2"][1](lambda x: x.double().cumsum(0).half().to_sparse())
     assert ok is False and "dense" in message, message
