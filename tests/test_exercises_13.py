@@ -13,7 +13,6 @@ RIGHT = {
     "13.1": "conv",
     "13.2": _TRUTH_13_2,
     "13.3": 1.0,
-    "13.4": False,
 }
 WRONG = {
     "13.1": ["matmul", "dtype", "tf32", 1],
@@ -26,7 +25,6 @@ WRONG = {
         "True, False",
     ],
     "13.3": [0.0, 0, 2.0, "1.0", True, torch.tensor(1.0)],
-    "13.4": [True, "False", 0],
 }
 
 
@@ -54,18 +52,9 @@ def test_lesson_13_2_restores_threads_and_deterministic_mode():
     assert torch.are_deterministic_algorithms_enabled() == mode
 
 
-def test_lesson_13_4_leaves_the_global_generator_alone():
-    torch.manual_seed(5)
-    state = torch.get_rng_state()
-    check("13.4", True)
-    check("13.4", False)
-    assert torch.equal(torch.get_rng_state(), state)
-
-
 def test_predictions_are_explained_with_the_mechanism():
     assert "GRAIN_SIZE" in check("13.2", (not _TRUTH_13_2[0], _TRUTH_13_2[1])).message
     assert "copy=True" in check("13.3", 0.0).message
-    assert "default seed" in check("13.4", True).message
 
 
 def test_lesson_13_2_restores_deterministic_mode_when_it_was_on():
@@ -76,12 +65,3 @@ def test_lesson_13_2_restores_deterministic_mode_when_it_was_on():
         assert torch.is_deterministic_algorithms_warn_only_enabled()
     finally:
         torch.use_deterministic_algorithms(False)
-
-
-def test_lesson_13_4_reseeds_no_gpu_generator():
-    # torch.manual_seed would also reseed every GPU's generator, which fork_rng(devices=[]) does not restore
-    from unittest import mock
-
-    with mock.patch("torch.cuda.manual_seed_all") as spy:
-        check("13.4", True)
-    spy.assert_not_called()

@@ -1,6 +1,6 @@
 """The checkers of lesson 13's exercises (Myths and facts): ``CHECKERS`` maps ids to questions and checkers.
 
-Exercises 13.2 to 13.4 are "predict, then run": each checker runs the experiment itself, here and now,
+Exercises 13.2 and 13.3 are "predict, then run": each checker runs the experiment itself, here and now,
 and compares the learner's prediction with what happened.
 """
 
@@ -86,26 +86,10 @@ def _ex_13_3(answer: object) -> tuple[bool, str]:
     return False, f"here t[0] became {truth}: moved is t. {why}"
 
 
-def _ex_13_4(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, bool):
-        return False, "answer True or False."
-    with torch.random.fork_rng(devices=[]):  # the caller's global generator is left as it was
-        torch.default_generator.manual_seed(0)  # torch.manual_seed(0) on the CPU, leaving any GPU's alone
-        truth = torch.equal(torch.rand(3), torch.rand(3, generator=torch.Generator()))
-    why = (
-        "torch.manual_seed reseeds only the default generators (one per device); a new torch.Generator() "
-        f"starts from its own default seed, {torch.Generator().initial_seed()}, whatever the global seed."
-    )
-    if answer == truth:
-        return True, f"{'the same' if truth else 'different'} numbers here. {why}"
-    return False, f"here they gave {'the same' if truth else 'different'} numbers. {why}"
-
-
 CHECKERS = {
     "13.1": ('"matmul" or "conv"', _ex_13_1),
     "13.2": ("a pair of bools: (sums of 1,000 equal?, sums of 100,000 equal?)", _ex_13_2),
     "13.3": ("the value of t[0] afterwards, 0.0 or 1.0", _ex_13_3),
-    "13.4": ("True or False", _ex_13_4),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
@@ -113,5 +97,4 @@ KINDS = {
     "13.1": "recall",
     "13.2": "predict",
     "13.3": "predict",
-    "13.4": "predict",
 }
