@@ -117,21 +117,6 @@ def _ex_01_2(answer: object) -> tuple[bool, str]:
 
 
 def _ex_01_3(answer: object) -> tuple[bool, str]:
-    choices = ("sequential", "pairwise", "kahan")
-    if not isinstance(answer, str) or answer.strip().lower() not in choices:
-        return False, f"answer with one of {', '.join(repr(c) for c in choices)}."
-    if answer.strip().lower() == "kahan":
-        return True, (
-            "Kahan's bound, (2u + O(n u^2)) * sum|x_i| (Higham, section 4.3), does not grow with n to first "
-            "order; only its second-order term, O(n u^2), does."
-        )
-    return False, (
-        "that bound grows with n (n - 1 for sequential, log2 n for pairwise); which method carries the lost "
-        "low-order bits along?"
-    )
-
-
-def _ex_01_4(answer: object) -> tuple[bool, str]:
     from fractions import Fraction
 
     from helpers.floats import round_to_nearest
@@ -166,121 +151,15 @@ def _ex_01_4(answer: object) -> tuple[bool, str]:
     )
 
 
-def _ex_01_5_cases() -> list[float]:
-    """The float32 values 01.5's checker tries: normal, powers of two, negative, subnormal, zero, largest."""
-    from helpers.floats import random_float32
-
-    fi = torch.finfo(torch.float32)
-    named = [1000.0, 3.0, 0.1, 1e8, 2.0**24 - 1, 1.5 * 2.0**-126, 1.3 * 2.0**-100]  # not powers of two
-    named += [1.0, 2.0**24, 2.0**-126, 2.0**-20, 2.0**100]  # powers of two
-    named += [-1000.0, -1.0, -(2.0**-149), -0.1]  # negative
-    named += [0.0, -0.0, 2.0**-149, 3 * 2.0**-149, 2.0**-127, 1e-40, 2.0**-126 - 2.0**-149]  # zero, subnormal
-    named += [fi.max, 2.0**127, 1.5 * 2.0**127]  # the top binade
-    g = torch.Generator().manual_seed(1)
-    spread = random_float32((40,), exponents=(-126, 127), generator=g).tolist()
-    return [_ex_01_f32(v).item() for v in named] + spread
-
-
-def _ex_01_5_truth(x: float) -> float:
-    """The gap between |x| and the next larger float32 (at float32's largest value, the gap below it)."""
-    a = f32(abs(x))
-    if a.item() == torch.finfo(torch.float32).max:
-        return (a - torch.nextafter(a, f32(0.0))).item()
-    return (torch.nextafter(a, f32(math.inf)) - a).item()
-
-
-def _ex_01_5_key(x: float) -> tuple[float, float]:
-    """A dictionary key that tells -0.0 from 0.0."""
-    return (x, math.copysign(1.0, x))
-
-
-def _ex_01_5(answer: object) -> tuple[bool, str]:
-    from helpers._validate import describe
-
-    if not callable(answer):
-        return False, "answer with a function ulp32(x) that takes a float and returns a float."
-    cases = _ex_01_5_cases()
-    # keyed by value and sign: 0.0 == -0.0, so a dict keyed by the float alone would keep one of them
-    got: dict[tuple[float, float], float] = {}
-    for x in cases:
-        try:
-            returned = answer(x)
-        except Exception as exc:  # the learner's function: report any failure as a hint
-            return False, f"calling ulp32({x!r}) failed: {type(exc).__name__}: {exc}"
-        value = as_number(returned)
-        if value is None:
-            return False, f"ulp32({x!r}) must return a number; it returned {describe(returned)}."
-        got[_ex_01_5_key(x)] = as_float(value)
-
-    def at(x: float) -> float:
-        return got[_ex_01_5_key(x)]
-
-    wrong = [x for x in cases if at(x) != _ex_01_5_truth(x)]
-    if not wrong:
-        return True, (
-            "right at every value tried: powers of two, negatives, zero and subnormals (where the gap stays "
-            "2^-149) and float32's largest value."
-        )
-    eps = 2.0**-23
-    normal = [x for x in cases if 2.0**-126 <= abs(x) <= torch.finfo(torch.float32).max]
-    powers = [x for x in normal if x > 2.0**-126 and math.frexp(x)[0] == 0.5]  # 2^-126: same gap both sides
-    others = [x for x in normal if x > 0 and x not in powers and x != torch.finfo(torch.float32).max]
-    if all(math.isclose(at(x), eps * x, rel_tol=1e-6) for x in others[:5]):
-        return False, (
-            f"ulp32(1000.0) returned {at(1000.0):.6g}, eps * 1000. That is right only at powers of two: "
-            "between 2^e and 2^(e+1) float32 values are evenly spaced, so every x in that interval has the "
-            "same gap."
-        )
-    below = all(at(x) == _ex_01_5_truth(x) / 2 for x in powers)
-    if below and all(at(x) == _ex_01_5_truth(x) for x in others):
-        return False, (
-            f"ulp32({powers[0]!r}) returned {at(powers[0])!r}: at a power of two you measured the gap below "
-            "it. Below 2^e float32 values are twice as dense as above it; the gap asked for is the one "
-            "above |x|."
-        )
-    if all(math.isclose(at(x), _ex_01_5_truth(x) * 2.0**-29, rel_tol=1e-9) for x in others[:5]):
-        return False, (
-            "your gaps are 2^29 times too small: that is the spacing of float64 (53 significant bits), the "
-            "type of a Python float. Measure it in float32 (24 significant bits)."
-        )
-    first = wrong[0]
-    mirror = -first
-    mirror_right = _ex_01_5_key(mirror) in got and at(mirror) == _ex_01_5_truth(mirror)
-    if math.copysign(1.0, first) < 0 and mirror_right:
-        return False, (
-            f"ulp32({first!r}) returned {at(first)!r}, but ulp32({mirror!r}) is right: the gap is measured "
-            "from |x|, so it does not depend on the sign."
-        )
-    if abs(first) < 2.0**-126:
-        return False, (
-            f"ulp32({first!r}) returned {at(first)!r}. Below the smallest normal float32, 2^-126, the "
-            "implicit leading 1 is gone (section 1.8, the subnormals): the gap stops shrinking "
-            "there, down to 0 itself."
-        )
-    if first >= 2.0**127:
-        return False, (
-            f"ulp32({first!r}) returned {at(first)!r}. In float32's top binade the gap is finite; at the "
-            "largest value the next one up is inf, so the exercise asks for the gap below it."
-        )
-    return False, (
-        f"ulp32({first!r}) returned {at(first)!r}, which is not the gap between |x| and the next larger "
-        "float32. Compare with torch.nextafter on a float32 tensor, and section 1.2's 2^(e-23)."
-    )
-
-
 CHECKERS = {
     "01.1": ("your prediction of total - 2**24 after the loop (a number)", _ex_01_1),
     "01.2": ("three float32 numbers (a, b, c) with (a + b) + c != a + (b + c)", _ex_01_2),
-    "01.3": ("the summation order whose error bound does not grow with n", _ex_01_3),
-    "01.4": ("three float32 numbers (a, b, c) whose fused a*b + c differs from a * b + c", _ex_01_4),
-    "01.5": ("a function ulp32(x): the gap between |x| and the next larger float32", _ex_01_5),
+    "01.3": ("three float32 numbers (a, b, c) whose fused a*b + c differs from a * b + c", _ex_01_3),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
     "01.1": "predict",
     "01.2": "work",
-    "01.3": "recall",
-    "01.4": "work",
-    "01.5": "code",
+    "01.3": "work",
 }
