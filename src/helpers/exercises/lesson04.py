@@ -53,39 +53,133 @@ def _guarded() -> Iterator[dict[str, object]]:
                 _restore_flags(flags)
 
 
-# --- 04.1: predict how many distinct results index_put_(accumulate=True) gives below ATen's grain size
+# --- 04.1: decide which switch removes each of five run-to-run differences
+
+#: The six choices the question offers, as the lesson prints them.
+SWITCH_CHOICES = (
+    "use_deterministic_algorithms",
+    "cudnn.deterministic",
+    "cudnn.benchmark=False",
+    "set_num_threads",
+    "manual_seed",
+    "none",
+)
+#: Spellings a learner may reasonably use for each choice (compared after _normalise).
+_SPELLINGS = {
+    "use_deterministic_algorithms": ("use_deterministic_algorithms", "use_deterministic_algorithms(true)",
+                                     "deterministicmode", "deterministicalgorithms"),
+    "cudnn.deterministic": ("cudnn.deterministic", "cudnn.deterministic=true", "backends.cudnn.deterministic",
+                            "backends.cudnn.deterministic=true"),
+    "cudnn.benchmark=False": ("cudnn.benchmark=false", "backends.cudnn.benchmark=false", "benchmark=false"),
+    "set_num_threads": ("set_num_threads", "set_num_threads(n)", "afixedset_num_threads(n)", "fixedthreads",
+                        "fixedthreadcount"),
+    "manual_seed": ("manual_seed", "manual_seed(0)", "seed", "seeding"),
+    "none": ("none", "noswitch", "nothing", "noneofthem"),
+}
+#: The right choices for each symptom (the matrix of section 4.3; (e) has two).
+_SWITCH_ANSWERS = {
+    "a": {"use_deterministic_algorithms"},
+    "b": {"cudnn.benchmark=False"},
+    "c": {"set_num_threads"},
+    "d": {"none"},
+    "e": {"cudnn.deterministic", "use_deterministic_algorithms"},
+}
+#: A hint for each symptom and wrong choice; "" is the hint for any other wrong choice.
+_SWITCH_HINTS = {
+    "a": {
+        "cudnn.deterministic": "cudnn.deterministic reaches only cuDNN's own algorithms, and scatter_add_ is "
+                               "one of PyTorch's CUDA kernels (section 4.2).",
+        "cudnn.benchmark=False": "cudnn.benchmark chooses among cuDNN's convolution algorithms; scatter_add_ "
+                                 "is not one of them.",
+        "none": "one switch does reach scatter_add_ on CUDA: which one lists it among the operations it "
+                "makes deterministic?",
+        "": "nothing in scatter_add_ is random and no CPU thread is involved: what varies is the order of "
+            "the GPU's additions (sections 4.1 and 4.2).",
+    },
+    "b": {
+        "use_deterministic_algorithms": "every step repeats inside one launch, so the algorithm in use is "
+                                        "already deterministic; what differs between launches is which "
+                                        "algorithm is in use (note 1 of the matrix).",
+        "cudnn.deterministic": "every step repeats inside one launch, so the algorithm in use is already "
+                               "deterministic; what differs between launches is which one (note 2 of the "
+                               "matrix).",
+        "": "a step repeats inside one launch but not across launches: something is decided once per "
+            "process, on the first call (section 4.2).",
+    },
+    "c": {
+        "use_deterministic_algorithms": "section 4.6 ran exactly this under deterministic mode: how many of "
+                                        "its 20 sums changed between 1 and 2 threads?",
+        "none": "on one machine, one setting does make the launches agree: what differs between them?",
+        "": "each launch repeats itself; only the number of threads differs between the launches "
+            "(section 4.6).",
+    },
+    "d": {
+        "": "every kernel here can repeat itself for one shape; what changes from request to request is "
+            "the batch (section 4.2).",
+    },
+    "e": {
+        "cudnn.benchmark=False": "it is already False: the choice of algorithm repeats, and still the "
+                                 "gradient changes (section 4.3).",
+        "": "benchmark is off, so cuDNN's choice of algorithm repeats from run to run; the variation comes "
+            "from inside the chosen algorithm (section 4.2).",
+    },
+}
 
 
-def _small_accumulate_distinct(runs: int = 20) -> int:
-    """Section 4.1's call with 20,000 values instead of four million: distinct results in ``runs`` runs."""
-    g = torch.Generator().manual_seed(0)
-    slots = torch.randint(0, 10, (20_000,), generator=g)
-    values = torch.rand(20_000, generator=g)
-    results = [torch.zeros(10).index_put_((slots,), values, accumulate=True) for _ in range(runs)]
-    return len({r.numpy().tobytes() for r in results})
+def _normalise(choice: str) -> str:
+    text = choice.strip().strip("'\"").lower().replace(" ", "").replace("`", "")
+    text = text.removeprefix("torch.").removeprefix("backends.")
+    return re.sub(r"set_num_threads\(\d+\)", "set_num_threads", text)
+
+
+def _choice(value: object) -> str | None:
+    """The choice of SWITCH_CHOICES a learner's string names, or None; Python's None means "none"."""
+    if value is None:
+        return "none"
+    if not isinstance(value, str):
+        return None
+    text = _normalise(value)
+    for choice, spellings in _SPELLINGS.items():
+        if text in spellings or text == _normalise(choice):
+            return choice
+    return None
 
 
 def _ex_04_1(answer: object) -> tuple[bool, str]:
-    from helpers.exercises._common import as_number
-
-    guess = as_number(answer)
-    if guess is None or isinstance(guess, float) and not guess.is_integer():
-        return False, "answer with a whole number of distinct results, from 1 to 20."
-    if not 1 <= guess <= 20:
-        return False, "twenty runs give from 1 to 20 distinct results: answer with a number in that range."
-    truth_here = _small_accumulate_distinct()
-    threads = torch.get_num_threads()
-    if guess != truth_here:
-        return False, (
-            f"not what this machine gives on its {threads} thread(s). Section 4.1's explanation names every "
-            "condition under which the kernel adds from several threads at once: does a call with "
-            "20,000 entries meet all of them?"
-        )
-    if truth_here != 1:  # not expected from ATen's source; say what was measured
-        return True, f"{truth_here} distinct results in 20 runs here, on {threads} thread(s)."
+    shape = ("answer with a dict from each letter, 'a' to 'e', to one of: "
+             + ", ".join(repr(c) for c in SWITCH_CHOICES) + ".")
+    if not isinstance(answer, Mapping):
+        return False, shape
+    try:
+        given = {str(k).strip().strip("()").lower(): v for k, v in answer.items()}
+    except Exception:  # a mapping whose keys or items misbehave
+        return False, shape
+    if sorted(given) != sorted(_SWITCH_ANSWERS):
+        missing = sorted(set(_SWITCH_ANSWERS) - set(given))
+        return False, f"{shape} Missing: {', '.join(missing)}." if missing else shape
+    wrong = []
+    for letter in sorted(_SWITCH_ANSWERS):
+        value = given[letter]
+        if isinstance(value, str) and "deterministic_mode" in value.replace(" ", ""):
+            return False, (
+                f"({letter}): deterministic_mode() sets several switches at once; pick the one of the six "
+                "that does the job here."
+            )
+        choice = _choice(value)
+        if choice is None:
+            return False, f"({letter}) names {describe(value)}, which is not one of the choices. {shape}"
+        if choice not in _SWITCH_ANSWERS[letter]:
+            wrong.append((letter, choice))
+    if wrong:
+        letter, choice = wrong[0]
+        hints = _SWITCH_HINTS[letter]
+        right = len(_SWITCH_ANSWERS) - len(wrong)
+        return False, f"{right} of 5 right. ({letter}): {hints.get(choice, hints[''])}"
     return True, (
-        "1 distinct result in 20 runs here: with fewer than 32,768 entries (ATen's GRAIN_SIZE) "
-        "index_put_(accumulate=True) takes its serial loop, whatever the thread count."
+        "(a) deterministic mode, for PyTorch's own CUDA kernels; (b) cudnn.benchmark = False, since the "
+        "choice varies between launches; (c) the same thread count in every launch; (d) no switch, since "
+        "batch invariance is a property of the kernels; (e) cudnn.deterministic or deterministic mode, "
+        "which restrict cuDNN to deterministic algorithms."
     )
 
 
@@ -210,196 +304,13 @@ def _compare(
     )
 
 
-# --- 04.3: decide which switch removes each of five run-to-run differences
-
-#: The six choices the question offers, as the lesson prints them.
-SWITCH_CHOICES = (
-    "use_deterministic_algorithms",
-    "cudnn.deterministic",
-    "cudnn.benchmark=False",
-    "set_num_threads",
-    "manual_seed",
-    "none",
-)
-#: Spellings a learner may reasonably use for each choice (compared after _normalise).
-_SPELLINGS = {
-    "use_deterministic_algorithms": ("use_deterministic_algorithms", "use_deterministic_algorithms(true)",
-                                     "deterministicmode", "deterministicalgorithms"),
-    "cudnn.deterministic": ("cudnn.deterministic", "cudnn.deterministic=true", "backends.cudnn.deterministic",
-                            "backends.cudnn.deterministic=true"),
-    "cudnn.benchmark=False": ("cudnn.benchmark=false", "backends.cudnn.benchmark=false", "benchmark=false"),
-    "set_num_threads": ("set_num_threads", "set_num_threads(n)", "afixedset_num_threads(n)", "fixedthreads",
-                        "fixedthreadcount"),
-    "manual_seed": ("manual_seed", "manual_seed(0)", "seed", "seeding"),
-    "none": ("none", "noswitch", "nothing", "noneofthem"),
-}
-#: The right choices for each symptom (the matrix of section 4.3; (e) has two).
-_SWITCH_ANSWERS = {
-    "a": {"use_deterministic_algorithms"},
-    "b": {"cudnn.benchmark=False"},
-    "c": {"set_num_threads"},
-    "d": {"none"},
-    "e": {"cudnn.deterministic", "use_deterministic_algorithms"},
-}
-#: A hint for each symptom and wrong choice; "" is the hint for any other wrong choice.
-_SWITCH_HINTS = {
-    "a": {
-        "cudnn.deterministic": "cudnn.deterministic reaches only cuDNN's own algorithms, and scatter_add_ is "
-                               "one of PyTorch's CUDA kernels (section 4.2).",
-        "cudnn.benchmark=False": "cudnn.benchmark chooses among cuDNN's convolution algorithms; scatter_add_ "
-                                 "is not one of them.",
-        "none": "one switch does reach scatter_add_ on CUDA: which one lists it among the operations it "
-                "makes deterministic?",
-        "": "nothing in scatter_add_ is random and no CPU thread is involved: what varies is the order of "
-            "the GPU's additions (sections 4.1 and 4.2).",
-    },
-    "b": {
-        "use_deterministic_algorithms": "every step repeats inside one launch, so the algorithm in use is "
-                                        "already deterministic; what differs between launches is which "
-                                        "algorithm is in use (note 1 of the matrix).",
-        "cudnn.deterministic": "every step repeats inside one launch, so the algorithm in use is already "
-                               "deterministic; what differs between launches is which one (note 2 of the "
-                               "matrix).",
-        "": "a step repeats inside one launch but not across launches: something is decided once per "
-            "process, on the first call (section 4.2).",
-    },
-    "c": {
-        "use_deterministic_algorithms": "section 4.6 ran exactly this under deterministic mode: how many of "
-                                        "its 20 sums changed between 1 and 2 threads?",
-        "none": "on one machine, one setting does make the launches agree: what differs between them?",
-        "": "each launch repeats itself; only the number of threads differs between the launches "
-            "(section 4.6).",
-    },
-    "d": {
-        "": "every kernel here can repeat itself for one shape; what changes from request to request is "
-            "the batch (section 4.2).",
-    },
-    "e": {
-        "cudnn.benchmark=False": "it is already False: the choice of algorithm repeats, and still the "
-                                 "gradient changes (section 4.3).",
-        "": "benchmark is off, so cuDNN's choice of algorithm repeats from run to run; the variation comes "
-            "from inside the chosen algorithm (section 4.2).",
-    },
-}
-
-
-def _normalise(choice: str) -> str:
-    text = choice.strip().strip("'\"").lower().replace(" ", "").replace("`", "")
-    text = text.removeprefix("torch.").removeprefix("backends.")
-    return re.sub(r"set_num_threads\(\d+\)", "set_num_threads", text)
-
-
-def _choice(value: object) -> str | None:
-    """The choice of SWITCH_CHOICES a learner's string names, or None; Python's None means "none"."""
-    if value is None:
-        return "none"
-    if not isinstance(value, str):
-        return None
-    text = _normalise(value)
-    for choice, spellings in _SPELLINGS.items():
-        if text in spellings or text == _normalise(choice):
-            return choice
-    return None
-
-
-def _ex_04_3(answer: object) -> tuple[bool, str]:
-    shape = ("answer with a dict from each letter, 'a' to 'e', to one of: "
-             + ", ".join(repr(c) for c in SWITCH_CHOICES) + ".")
-    if not isinstance(answer, Mapping):
-        return False, shape
-    try:
-        given = {str(k).strip().strip("()").lower(): v for k, v in answer.items()}
-    except Exception:  # a mapping whose keys or items misbehave
-        return False, shape
-    if sorted(given) != sorted(_SWITCH_ANSWERS):
-        missing = sorted(set(_SWITCH_ANSWERS) - set(given))
-        return False, f"{shape} Missing: {', '.join(missing)}." if missing else shape
-    wrong = []
-    for letter in sorted(_SWITCH_ANSWERS):
-        value = given[letter]
-        if isinstance(value, str) and "deterministic_mode" in value.replace(" ", ""):
-            return False, (
-                f"({letter}): deterministic_mode() sets several switches at once; pick the one of the six "
-                "that does the job here."
-            )
-        choice = _choice(value)
-        if choice is None:
-            return False, f"({letter}) names {describe(value)}, which is not one of the choices. {shape}"
-        if choice not in _SWITCH_ANSWERS[letter]:
-            wrong.append((letter, choice))
-    if wrong:
-        letter, choice = wrong[0]
-        hints = _SWITCH_HINTS[letter]
-        right = len(_SWITCH_ANSWERS) - len(wrong)
-        return False, f"{right} of 5 right. ({letter}): {hints.get(choice, hints[''])}"
-    return True, (
-        "(a) deterministic mode, for PyTorch's own CUDA kernels; (b) cudnn.benchmark = False, since the "
-        "choice varies between launches; (c) the same thread count in every launch; (d) no switch, since "
-        "batch invariance is a property of the kernels; (e) cudnn.deterministic or deterministic mode, "
-        "which restrict cuDNN to deterministic algorithms."
-    )
-
-
-# --- 04.4: predict whether the backward of x[idx] raises under deterministic mode
-
-
-@contextlib.contextmanager
-def _aten_deterministic() -> Iterator[None]:
-    """ATen's deterministic flag alone, on inside the block and restored after.
-
-    ``torch.use_deterministic_algorithms`` also imports Inductor's config (seconds, the first time);
-    the kernels of this exercise read only ATen's flag (``globalContext().deterministicAlgorithms()``).
-    """
-    enabled = torch.are_deterministic_algorithms_enabled()
-    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    torch._C._set_deterministic_algorithms(True)
-    try:
-        yield
-    finally:
-        torch._C._set_deterministic_algorithms(enabled, warn_only=warn_only)
-
-
-def indexing_backward_raises() -> bool:
-    """Whether ``(x[idx] * w).sum().backward()`` raises under deterministic mode (lesson 04, exercise 4)."""
-    g = torch.Generator().manual_seed(0)
-    x = torch.rand(10, generator=g).requires_grad_()
-    idx, w = torch.randint(0, 10, (100_000,), generator=g), torch.rand(100_000, generator=g)
-    with _aten_deterministic():
-        try:
-            (x[idx] * w).sum().backward()
-        except RuntimeError:
-            return True
-    return False
-
-
-def _ex_04_4(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, bool):
-        if isinstance(answer, str) and answer.strip().lower() in ("true", "false"):
-            return False, "answer with True or False without quotes."
-        return False, "answer with True (backward raises RuntimeError) or False (backward runs)."
-    if answer != indexing_backward_raises():
-        return False, (
-            "deterministic mode raises only where an operation has no deterministic kernel. What does the "
-            "backward of x[idx] compute, and does section 4.1 say that kernel has a deterministic version?"
-        )
-    return True, (
-        "it runs: the gradient of x[idx] is an index_put_(accumulate=True), which deterministic mode sends "
-        "down its serial loop; only operations without a deterministic kernel, like put_ with "
-        "accumulate=False, raise."
-    )
-
-
 CHECKERS = {
-    "04.1": ("a whole number: how many distinct results 20 runs give", _ex_04_1),
+    "04.1": ("a dict from each symptom's letter to the switch that removes it", _ex_04_1),
     "04.2": ("a function histogram(index, weights, bins) that returns the same bits every time", _ex_04_2),
-    "04.3": ("a dict from each symptom's letter to the switch that removes it", _ex_04_3),
-    "04.4": ("True or False: does the backward of x[idx] raise under deterministic mode", _ex_04_4),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "04.1": "predict",
+    "04.1": "decide",
     "04.2": "code",
-    "04.3": "decide",
-    "04.4": "predict",
 }
