@@ -31,60 +31,7 @@ def _global_rngs_kept() -> Iterator[None]:
             np.random.set_state(numpy_state)
 
 
-# --- 05.1: predict whether a DataLoader without a generator repeats its order after torch.manual_seed
-
-
-def shuffled_orders_repeat() -> bool:
-    """Whether two ``shuffle=True`` DataLoaders without a ``generator``, each after ``torch.manual_seed(0)``,
-    give the same order here (lesson 05, exercise 1). The global generators are left as they were."""
-    from torch.utils.data import DataLoader
-
-    orders = []
-    with _global_rngs_kept():
-        for _ in range(2):
-            torch.default_generator.manual_seed(0)  # CPU only: fork_rng restores only that
-            orders.append([batch.tolist() for batch in DataLoader(range(8), batch_size=4, shuffle=True)])
-    return orders[0] == orders[1]
-
-
-def _ex_05_1(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, bool):
-        if isinstance(answer, str) and answer.strip().lower() in ("true", "false"):
-            return False, "answer with True or False without quotes."
-        return False, "answer with True (the same order twice) or False (two different orders)."
-    if answer != shuffled_orders_repeat():
-        return False, (
-            "a DataLoader given no generator still needs random numbers to shuffle: which generator is "
-            "left for it to draw from, and what does torch.manual_seed(0) do to that one (section 5.1)?"
-        )
-    return True, (
-        "the same order: without a generator, the DataLoader and its RandomSampler draw their seeds from "
-        "torch's global generator (torch/utils/data/sampler.py), which torch.manual_seed resets. Any "
-        "other draw from that generator in between would change the order, hence a generator of its own."
-    )
-
-
-def _ex_05_2(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, torch.Generator):
-        return False, "answer with a torch.Generator object, for example torch.Generator()."
-    if answer.device.type != "cpu":
-        return False, "make it a CPU generator (the default device)."
-    if answer is torch.default_generator:
-        return False, (
-            "that is torch's global CPU generator, which every other piece of code draws from too: create a "
-            "private one (section 5.3)."
-        )
-    if answer.initial_seed() != 42:
-        return False, (
-            f"its seed is {answer.initial_seed()}, not 42: a private generator is seeded through its own "
-            "methods, not through torch.manual_seed (section 5.3 builds one)."
-        )
-    if not torch.equal(answer.get_state(), torch.Generator().manual_seed(42).get_state()):
-        return False, "it is seeded with 42 but something has already drawn from it."
-    return True, "torch.Generator().manual_seed(42): pass it as generator= to any random function."
-
-
-# --- 05.3: fix a training function with planted reproducibility bugs
+# --- 05.1: fix a training function with planted reproducibility bugs
 
 #: The parameters of the lesson's model, nn.Sequential(Linear(4, 16), ReLU(), Dropout(0.1), Linear(16, 1)).
 _TRAIN_SHAPES = {"0.weight": (16, 4), "0.bias": (16,), "3.weight": (1, 16), "3.bias": (1,)}
@@ -219,7 +166,7 @@ def _first_difference(a: tuple[list[float], dict], b: tuple[list[float], dict]) 
     return f"their losses are the same but the trained parameter '{name}' differs"
 
 
-def _ex_05_3(answer: object) -> tuple[bool, str]:
+def _ex_05_1(answer: object) -> tuple[bool, str]:
     if not callable(answer) or isinstance(answer, type):
         return False, "answer with your fixed function fit(seed), which returns (model, losses)."
 
@@ -268,9 +215,9 @@ class _Refused(Exception):
     """What fit returned is not a result that can be compared; the message says why."""
 
 
-# --- 05.4: decide what a checkpoint must hold to resume a training script exactly, mid-epoch
+# --- 05.2: decide what a checkpoint must hold to resume a training script exactly, mid-epoch
 
-#: What exercise 05.4's checkpoint may hold: each name, and what it stands for in the lesson's script.
+#: What exercise 05.2's checkpoint may hold: each name, and what it stands for in the lesson's script.
 CHECKPOINT_PARTS: dict[str, str] = {
     "model": "model.state_dict()",
     "optimizer": "opt.state_dict()",
@@ -291,7 +238,7 @@ _NEEDED = frozenset(
 
 
 def _script_setup() -> tuple:
-    """The lines of exercise 05.4's script before its loop, as a fresh process runs them."""
+    """The lines of exercise 05.2's script before its loop, as a fresh process runs them."""
     from torch.utils.data import DataLoader, TensorDataset
 
     random.seed(0)  # seed_everything(0)
@@ -341,7 +288,7 @@ def _script_steps(run: tuple, epoch: int, done: int, epoch_start: torch.Tensor |
 
 @functools.lru_cache(maxsize=1)
 def _uninterrupted() -> tuple[list[float], dict[str, torch.Tensor], dict[str, object]]:
-    """Exercise 05.4's script run to its end: its losses, its final weights, and everything a
+    """Exercise 05.2's script run to its end: its losses, its final weights, and everything a
     checkpoint after step ``_STOP`` could hold (a copy of each part of CHECKPOINT_PARTS)."""
     import copy
 
@@ -365,7 +312,7 @@ def _uninterrupted() -> tuple[list[float], dict[str, torch.Tensor], dict[str, ob
 
 
 def resumed_run(saved: set[str] | frozenset[str]) -> str | None:
-    """Exercise 05.4: kill the script after step 9, resume it from a checkpoint that holds only the
+    """Exercise 05.2: kill the script after step 9, resume it from a checkpoint that holds only the
     parts named in ``saved`` (names of :data:`CHECKPOINT_PARTS`), and compare with the run that never
     stopped. None if the resumed run ends bitwise identical (every loss after the checkpoint and the
     final weights), else where it first differs. The global generators are left as they were.
@@ -423,7 +370,7 @@ def _names(answer: object) -> set[str] | None:
     return None
 
 
-def _ex_05_4(answer: object) -> tuple[bool, str]:
+def _ex_05_2(answer: object) -> tuple[bool, str]:
     given = _names(answer)
     if given is None:
         return False, "answer with a set of names, for example {\"model\", \"optimizer\"}."
@@ -475,16 +422,12 @@ def _ex_05_4(answer: object) -> tuple[bool, str]:
 
 
 CHECKERS = {
-    "05.1": ("True or False: does the shuffled order repeat after the same torch.manual_seed", _ex_05_1),
-    "05.2": ("a torch.Generator seeded with 42", _ex_05_2),
-    "05.3": ("your fixed function fit(seed), which returns (model, losses)", _ex_05_3),
-    "05.4": ("the set of names of what the checkpoint must hold, and nothing more", _ex_05_4),
+    "05.1": ("your fixed function fit(seed), which returns (model, losses)", _ex_05_1),
+    "05.2": ("the set of names of what the checkpoint must hold, and nothing more", _ex_05_2),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "05.1": "predict",
-    "05.2": "code",
-    "05.3": "code",
-    "05.4": "decide",
+    "05.1": "code",
+    "05.2": "decide",
 }
