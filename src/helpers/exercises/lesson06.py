@@ -24,7 +24,7 @@ class Smoother(nn.Module):
         return self.linear(z * weights) + ramp
 
 
-Smoother.__doc__ = """The model of lesson 06's exercises 3 and 4, as the lesson shows it (a stray tensor)."""
+Smoother.__doc__ = """The model of lesson 06's exercises 1 and 2, as the lesson shows it (a stray tensor)."""
 
 
 def _reference() -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
@@ -42,7 +42,7 @@ def _reference() -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
     return model.state_dict(), x, out
 
 
-# The answers to exercise 3 that name a tensor which is not the stray one, with what each misses.
+# The answers to exercise 1 that name a tensor which is not the stray one, with what each misses.
 _NOT_STRAY = {
     "linear": "the Linear layer's weight and bias are parameters: .to('meta') moved them (section 6.3).",
     "mean": "mean is a registered buffer: .to('meta') moved it (section 6.3).",
@@ -55,7 +55,7 @@ _NOT_STRAY = {
 }
 
 
-def _ex_06_3(answer: object) -> tuple[bool, str]:
+def _ex_06_1(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, str):
         return False, "answer with the name of the tensor as the code calls it, as a string."
     name = answer.strip().strip("'\"").lower().removeprefix("self.")
@@ -77,7 +77,7 @@ def _ex_06_3(answer: object) -> tuple[bool, str]:
     )
 
 
-def _ex_06_4(answer: object) -> tuple[bool, str]:
+def _ex_06_2(answer: object) -> tuple[bool, str]:
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
         return False, "answer with a subclass of torch.nn.Module (the class itself, not an instance)."
     with torch.random.fork_rng(devices=[]):  # the learner's __init__ and forward may draw random numbers
@@ -153,99 +153,13 @@ def _check_fixed_smoother(answer: type[nn.Module]) -> tuple[bool, str]:
     )
 
 
-def sgd_step_after_dtype_move() -> tuple[bool, str]:
-    """Whether SGD with momentum raises on its next step after the model went float32 -> float64.
-
-    Returns ``(raised, what happened)``; the global RNG is left as it was. The checker of 06.2 does
-    not call it (building the first optimizer of a process imports torch._dynamo, which takes
-    seconds): the tests check that it agrees with ``_SGD_STEP_RAISES``.
-    """
-    with torch.random.fork_rng(devices=[]):
-        torch.default_generator.manual_seed(0)  # CPU only: fork_rng restores only that
-        model = nn.Linear(3, 2)
-        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        for dtype in (torch.float32, torch.float64):
-            if dtype == torch.float64:
-                model.to(torch.float64)
-            opt.zero_grad()
-            model(torch.ones(4, 3, dtype=dtype)).sum().backward()
-            try:
-                opt.step()
-            except RuntimeError as err:
-                return True, str(err).splitlines()[0]
-        buffer = opt.state[model.weight]["momentum_buffer"]
-        return False, f"momentum buffer {buffer.dtype}, parameter {model.weight.dtype}"
-
-
-#: What sgd_step_after_dtype_move finds with the torch this course requires (a test keeps them in step).
-_SGD_STEP_RAISES = False
-
-
-def _ex_06_2(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, bool):
-        return False, "answer with True (the step raises) or False (it runs), a bool."
-    happened = (
-        "the step runs without an error: SGD's update on these CPU tensors adds the float64 gradient into "
-        "its float32 momentum buffer in place (buf.mul_(momentum).add_(grad) in torch/optim/sgd.py), and an "
-        "in-place operation may cast its result down within floating point (torch.can_cast(torch.float64, "
-        "torch.float32) is True), while Adam's lerp_ requires one dtype and refused. No error, but the state "
-        "did not move: the momentum buffer is still float32, so every update is computed from a momentum "
-        "rounded to float32. An optimizer built after the move, or rebuilt and given the old state with "
-        "load_state_dict, has float64 state."
-    )
-    if answer != _SGD_STEP_RAISES:
-        return False, "your prediction differs from the run: " + happened
-    return True, happened
-
-
-def names_kept_by_double() -> set[str]:
-    """Of the names ``weight`` and ``running_mean`` kept before ``bn.double()``, those that still name
-    the module's own tensor afterwards (exercise 06.1; builds a fresh ``BatchNorm1d``, draws nothing).
-    """
-    bn = nn.BatchNorm1d(3)
-    kept = {"weight": bn.weight, "running_mean": bn.running_mean}
-    bn.double()
-    return {name for name, tensor in kept.items() if tensor is getattr(bn, name)}
-
-
-_06_1_NAMES = ("weight", "running_mean")
-
-
-def _ex_06_1(answer: object) -> tuple[bool, str]:
-    form = (
-        "answer with a set of the names that still refer to the module's tensor: {'weight'}, "
-        "{'running_mean'}, {'weight', 'running_mean'} or set()."
-    )
-    if isinstance(answer, str) or not isinstance(answer, (set, frozenset, list, tuple)):
-        return False, form
-    if not all(isinstance(name, str) for name in answer):
-        return False, form
-    names = {name.strip().strip("'\"").removeprefix("bn.") for name in answer}
-    if not names <= set(_06_1_NAMES):
-        return False, f"the names to choose from are {_06_1_NAMES[0]!r} and {_06_1_NAMES[1]!r}; " + form
-    kept = names_kept_by_double()
-    happened = (
-        "weight is still bn.weight: a conversion keeps each Parameter object and gives it new data "
-        "(Module._apply assigns param.data), so the old name sees float64. running_mean is not: _apply "
-        "puts the converted buffer, a new tensor, in the module's slot, and the old name still refers "
-        "to the float32 original. A move between the CPU and a GPU follows the same rule."
-    )
-    if names != kept:
-        return False, "your prediction differs from the run: " + happened
-    return True, happened
-
-
 CHECKERS = {
-    "06.1": ("your prediction, a set of names such as {'running_mean'} or set()", _ex_06_1),
-    "06.2": ("your prediction, True (the step raises) or False", _ex_06_2),
-    "06.3": ("the name of the stray tensor, as a string", _ex_06_3),
-    "06.4": ("a fixed Smoother class: it moves whole, keeps its state_dict keys and its outputs", _ex_06_4),
+    "06.1": ("the name of the stray tensor, as a string", _ex_06_1),
+    "06.2": ("a fixed Smoother class: it moves whole, keeps its state_dict keys and its outputs", _ex_06_2),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "06.1": "predict",
-    "06.2": "predict",
-    "06.3": "decide",
-    "06.4": "code",
+    "06.1": "decide",
+    "06.2": "code",
 }
