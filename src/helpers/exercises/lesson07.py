@@ -12,25 +12,7 @@ import torch
 import torch.nn as nn
 import torch.serialization as ser
 
-
-def _ex_07_1(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, bool):
-        return False, "answer with True or False (a bool, not a string or a number)."
-    if answer:
-        return (
-            False,
-            "look at section 7.3: what do PyTorch's own serialization notes say weights_only=True "
-            "does not guard against, even in releases with every published fix?",
-        )
-    return (
-        True,
-        "PyTorch's serialization notes say weights_only=True narrows the surface of remote code execution "
-        "but does not guard against denial of service, and memory corruption might still be possible; "
-        "for untrusted files use a format without code, such as safetensors.",
-    )
-
-
-_PREDICT_2 = ("error", "partial", "nothing")
+_PREDICT_1 = ("error", "partial", "nothing")
 
 
 def strict_false_with_a_wider_layer() -> tuple[str, list[str]]:
@@ -54,9 +36,9 @@ def strict_false_with_a_wider_layer() -> tuple[str, list[str]]:
     return ("error" if raised else "partial" if changed else "nothing"), changed
 
 
-def _ex_07_2(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, str) or answer.strip().strip("'\"").lower() not in _PREDICT_2:
-        return False, f"answer with one of the strings {', '.join(repr(a) for a in _PREDICT_2)}."
+def _ex_07_1(answer: object) -> tuple[bool, str]:
+    if not isinstance(answer, str) or answer.strip().strip("'\"").lower() not in _PREDICT_1:
+        return False, f"answer with one of the strings {', '.join(repr(a) for a in _PREDICT_1)}."
     outcome, changed = strict_false_with_a_wider_layer()
     if outcome == "error":
         happened = (
@@ -71,31 +53,7 @@ def _ex_07_2(answer: object) -> tuple[bool, str]:
     return True, happened
 
 
-def _ex_07_3(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, str):
-        return False, "answer with the keyword argument's name, as a string (in quotes)."
-    name = answer.strip().strip("'\"").strip()
-    if name == "assign":
-        return (
-            True,
-            "load_state_dict(state, assign=True): the loaded tensors become the parameters, "
-            "so build the optimizer afterwards.",
-        )
-    if name.replace(" ", "") == "assign=True":
-        return False, "almost: answer with the name alone, without =True."
-    if name.replace(" ", "").lower() in ("assign", "assign=true"):
-        return False, "almost, but keyword arguments are case-sensitive: spell it as the signature does."
-    if name == "strict":
-        return False, "strict decides whether every key must match; here all keys matched and nothing loaded."
-    if name in ("mmap", "map_location", "weights_only"):
-        return False, "that is an argument of torch.load; the fix is an argument of load_state_dict."
-    return (
-        False,
-        "look at section 7.5: the argument that replaces each parameter instead of copying into it.",
-    )
-
-
-# ---- 07.4: load_weights(model, path) -------------------------------------------------------------
+# ---- 07.2: load_weights(model, path) -------------------------------------------------------------
 
 #: Set when the unsafe test file's payload runs, i.e. when it was loaded with weights_only=False.
 _CODE_RAN: list[str] = []
@@ -112,7 +70,7 @@ class _RunsOnLoad:
 
 
 class _Net(nn.Module):
-    """The model of exercise 07.4's checkpoints; ``head_module`` catches ``str.replace('module.', '')``."""
+    """The model of exercise 07.2's checkpoints; ``head_module`` catches ``str.replace('module.', '')``."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -215,7 +173,7 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first[:220]}"
 
 
-def _ex_07_4(answer: object) -> tuple[bool, str]:
+def _ex_07_2(answer: object) -> tuple[bool, str]:
     if isinstance(answer, type) or not callable(answer):
         return False, "answer with the function load_weights itself (def load_weights(model, path): ...)."
     _CODE_RAN.clear()
@@ -276,16 +234,12 @@ def _check_load_weights(load_weights: object, folder: Path) -> tuple[bool, str]:
 
 
 CHECKERS = {
-    "07.1": ("True or False", _ex_07_1),
-    "07.2": ("your prediction: 'error', 'partial' or 'nothing'", _ex_07_2),
-    "07.3": ("the name of load_state_dict's keyword argument, as a string", _ex_07_3),
-    "07.4": ("the function load_weights(model, path)", _ex_07_4),
+    "07.1": ("your prediction: 'error', 'partial' or 'nothing'", _ex_07_1),
+    "07.2": ("the function load_weights(model, path)", _ex_07_2),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "07.1": "recall",
-    "07.2": "predict",
-    "07.3": "recall",
-    "07.4": "code",
+    "07.1": "predict",
+    "07.2": "code",
 }
