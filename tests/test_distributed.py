@@ -150,20 +150,61 @@ def test_a_rank_that_hangs_outside_a_collective_meets_the_deadline(private_tmp):
     assert sorted(p.name for p in private_tmp.iterdir()) == []
 
 
-def test_an_interrupt_stops_the_ranks_and_is_raised_again(private_tmp):
+def test_an_interrupt_stops_the_ranks_quietly_and_is_raised_again(private_tmp, capfd):
+    # Jupyter's Kernel > Interrupt sends SIGINT to the kernel's whole process group: the ranks get
+    # it too. Here each rank gets one while it starts (importing torch) and one while it runs,
+    # then the launcher gets its own, as if the learner pressed "interrupt".
     def interrupt(signum, frame):
+        ranks = multiprocessing.active_children()
+        for process in ranks:
+            os.kill(process.pid, signal.SIGINT)
+        if interrupt.calls == 1:
+            interrupt.calls += 1
+            signal.setitimer(signal.ITIMER_REAL, 4.0)
+            return
         raise KeyboardInterrupt
 
+    interrupt.calls = 1
     previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, 3.0)  # as if the learner pressed "interrupt" after 3 s
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as info:
             run_ranks(["hangs"], 2, timeout=120)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    assert interrupt.calls == 2
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # a bare KeyboardInterrupt
     assert multiprocessing.active_children() == []
     assert sorted(p.name for p in private_tmp.iterdir()) == []
+    out, err = capfd.readouterr()  # file descriptors 1 and 2, which the ranks inherit until they log
+    assert out == "Interrupted: stopped the 2 ranks; no process or file is left behind.\n"
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_interrupts_are_ignored_while_the_ranks_start_and_stop_and_the_handler_is_put_back(
+    private_tmp, monkeypatch
+):
+    import helpers.lessons.distributed as distributed
+
+    start, stop, seen = distributed._start, distributed._stop, []
+
+    def start_and_look(*args):
+        seen.append(("start", signal.getsignal(signal.SIGINT)))  # what the new processes inherit
+        return start(*args)
+
+    def stop_and_interrupt(processes):
+        seen.append(("stop", signal.getsignal(signal.SIGINT)))
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a second Ctrl-C now is lost, harmlessly
+            os.kill(os.getpid(), signal.SIGINT)
+        return stop(processes)
+
+    monkeypatch.setattr(distributed, "_start", start_and_look)
+    monkeypatch.setattr(distributed, "_stop", stop_and_interrupt)
+    before = signal.getsignal(signal.SIGINT)
+    run_ranks(["allreduce"], 2)
+    assert seen == [("start", signal.SIG_IGN), ("stop", signal.SIG_IGN)]
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 @pytest.mark.parametrize("names", [["allreduce", "nothing"], "allreduce"])  # a str is not a list of names

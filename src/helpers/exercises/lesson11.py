@@ -9,30 +9,7 @@ import torch
 
 from helpers._validate import describe
 
-
-def _ex_11_1(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, int) or isinstance(answer, bool):
-        return False, "answer with an int (a number of samples)."
-    if answer == 0:
-        return False, "with drop_last=False nothing is dropped: how does the sampler make the shares equal?"
-    if answer == 1:
-        return False, "a remainder of 1 over 8 ranks: how many places stay empty in the last round?"
-    if answer in (125, 126, 1008):
-        return False, "that is a length (of one share, or of all); the question asks how many are read twice."
-    if answer != 7:
-        return False, "round each share up; the padding repeats samples from the start (section 11.3)."
-    return True, "ceil(1001 / 8) = 126 per rank, 1008 in all: the sampler repeats 7 samples every epoch."
-
-
-def _ex_11_2(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, int) or isinstance(answer, bool):
-        return False, "answer with a rank number (an int)."
-    if answer != 0:
-        return False, "section 11.5 checks which rank's parameters survive the wrapping."
-    return True, "rank 0's: DDP broadcasts them (and, by default, the buffers) when it wraps the model."
-
-
-#: (dataset length, world size) pairs the checker of 11.3 simulates; 10 over 4 ranks needs padding.
+#: (dataset length, world size) pairs the checker of 11.2 simulates; 10 over 4 ranks needs padding.
 _LOADER_CASES = ((10, 4), (12, 3))
 
 
@@ -124,7 +101,7 @@ def _generator_hint(make_loader: object) -> str | None:
     return None
 
 
-def _ex_11_3(answer: object) -> tuple[bool, str]:
+def _ex_11_2(answer: object) -> tuple[bool, str]:
     if not callable(answer):
         return False, "answer with a function make_loader(dataset, rank, world_size, epoch, seed)."
     with torch.random.fork_rng(devices=[]):  # the caller's global generator is left as it was
@@ -157,7 +134,7 @@ def _ex_11_3(answer: object) -> tuple[bool, str]:
     )
 
 
-def _ex_11_4(answer: object) -> tuple[bool, str]:
+def _ex_11_1(answer: object) -> tuple[bool, str]:
     choices = {2, 3, 4, 6, 8}
     if not (
         isinstance(answer, (set, frozenset, list, tuple))
@@ -170,7 +147,7 @@ def _ex_11_4(answer: object) -> tuple[bool, str]:
     if given & {2, 4, 8}:
         return False, (
             "for normal numbers, multiplying by 1/2, 1/4 or 1/8 only changes the exponent: "
-            "section 11.3 has 2 and 4 agree."
+            "the cell after this one shows 2, 4 and 8 agree."
         )
     if given != {3, 6}:
         return False, "is 1/world_size a float32 number for every world size left? Try 1/6 = 1/2 * 1/3."
@@ -181,17 +158,13 @@ def _ex_11_4(answer: object) -> tuple[bool, str]:
 
 
 CHECKERS = {
-    "11.1": ("the number of samples the sampler repeats per epoch", _ex_11_1),
-    "11.2": ("the rank whose parameters DDP broadcasts", _ex_11_2),
-    "11.3": ("a function make_loader(dataset, rank, world_size, epoch, seed) returning a DataLoader",
-             _ex_11_3),
-    "11.4": ("a set of the world sizes where dividing first can change the bits", _ex_11_4),
+    "11.1": ("a set of the world sizes where dividing first can change the bits", _ex_11_1),
+    "11.2": ("a function make_loader(dataset, rank, world_size, epoch, seed) returning a DataLoader",
+             _ex_11_2),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "11.1": "work",
-    "11.2": "recall",
-    "11.3": "code",
-    "11.4": "work",
+    "11.1": "predict",
+    "11.2": "code",
 }

@@ -27,8 +27,10 @@ import copy
 import datetime
 import math
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -279,8 +281,26 @@ def _start(names: list[str], world: int, port: int, folder: str):
         tempfile.tempdir = saved
 
 
+def _ignore_interrupts():
+    """Ignore SIGINT while the ranks start; return the handler to put back, or None.
+
+    A new process inherits an ignored signal (POSIX keeps ``SIG_IGN`` across ``exec``, and Python
+    then installs no handler of its own), so the ranks never see Ctrl-C or Kernel > Interrupt,
+    which Jupyter sends to the kernel's whole process group: :func:`run_ranks` stops them itself,
+    quietly, and no rank prints a traceback. Only the main thread can change a signal's handler;
+    elsewhere nothing changes. An interrupt during the few milliseconds of the start is lost;
+    :func:`run_ranks` also ignores interrupts while it stops the ranks (see :func:`_stop`).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _stop(processes) -> None:
-    """Terminate the ranks that are still running (SIGTERM, then SIGKILL), and reap them all."""
+    """Terminate the ranks that are still running (SIGTERM, then SIGKILL), and reap them all.
+
+    :func:`run_ranks` calls it with SIGINT ignored, so that a second interrupt cannot cut it short.
+    """
     for p in processes:
         if p.is_alive():
             p.terminate()
@@ -312,7 +332,9 @@ def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[
     Returns ``{name: {rank: result}}``. Raises ``RuntimeError`` with the ranks' logs if any rank
     fails, and ``TimeoutError`` if the ranks have not all finished after ``timeout`` seconds (a
     rank stuck outside a collective would otherwise wait forever). No process, file or port is
-    left behind in any case, nor after an interrupt (``KeyboardInterrupt``), which is re-raised.
+    left behind in any case. After an interrupt (Kernel > Interrupt, Ctrl-C) the ranks are
+    stopped, one line says so, and a bare ``KeyboardInterrupt`` is raised (so that the kernel
+    reports the interruption), with no traceback from the ranks or from the launch it cut short.
     A name that :data:`EXPERIMENTS` lacks raises ``UnknownExperimentError`` (a ``KeyError``)
     before any rank starts. Introduced in lesson 11.
     """
@@ -324,8 +346,14 @@ def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[
         # pick a free port when the store binds it, so no other program can take it in between.
         store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
         context = None
+        interrupted = False
         try:
-            context = _start(names, world, store.port, folder)
+            handler = _ignore_interrupts()
+            try:
+                context = _start(names, world, store.port, folder)
+            finally:
+                if handler is not None:
+                    signal.signal(signal.SIGINT, handler)
             deadline = time.monotonic() + timeout
             # join() returns True once every rank has exited with 0; if one fails, it stops the
             # others and raises.
@@ -338,11 +366,25 @@ def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[
         except (mp.ProcessRaisedException, mp.ProcessExitedException) as exc:  # a rank raised or died
             logs = _logs(folder, world)
             raise RuntimeError(f"experiments {names} failed on {world} rank(s):\n{logs}") from exc
+        except KeyboardInterrupt:
+            interrupted = True
         finally:
             if context is not None:
-                _stop(context.processes)  # nothing to do after a success; after anything else, needed
+                # nothing to do after a success; after anything else, needed. A second interrupt
+                # (a learner pressing again) would cut the joins short with a long traceback:
+                # interrupts are ignored until the ranks are stopped and reaped.
+                handler = _ignore_interrupts()
+                try:
+                    _stop(context.processes)
+                finally:
+                    if handler is not None:
+                        signal.signal(signal.SIGINT, handler)
             del store
-        results = {r: torch.load(Path(folder) / f"rank{r}.pt", weights_only=True) for r in range(world)}
+        if not interrupted:
+            results = {r: torch.load(Path(folder) / f"rank{r}.pt", weights_only=True) for r in range(world)}
+    if interrupted:
+        print(f"Interrupted: stopped the {world} ranks; no process or file is left behind.")
+        raise KeyboardInterrupt from None
     return {name: {r: results[r][name] for r in range(world)} for name in names}
 
 
