@@ -183,7 +183,7 @@ def readme_table(lessons: list[Lesson], run_times: dict) -> str:
         f" new to numerical analysis: prose at {WORDS_PER_MINUTE} words a minute, {MINUTES_PER_CELL:g}"
         f" minute per code cell (collapsed notes and checks not counted), and each exercise by its kind"
         f" (recall 2, predict 4, decide 5, work it out or measure 6, code 12 minutes), rounded up to 5"
-        f" minutes. The whole course: about {total.full / 60:.0f} hours ({total.core / 60:.0f} without"
+        f" minutes. The whole course: about {total.full / 60:.1f} hours ({total.core / 60:.1f} without"
         f" optional parts)."
         f" Kernel run times: {measured}."
     )
