@@ -121,3 +121,96 @@ def test_interleaved_ratios_one_per_round():
 
     ratios = interleaved_ratios(lambda: None, lambda: None, repeats=3, min_run_time=0.001)
     assert len(ratios) == 3 and all(r > 0 for r in ratios)
+
+
+def test_cpu_model_is_a_name():
+    from helpers.lessons.inference import cpu_model
+
+    name = cpu_model()
+    assert isinstance(name, str) and name and name == cpu_features()["CPU model"]
+
+
+def test_thread_speedups_one_list_per_count_and_1_is_1():
+    from helpers.lessons.inference import thread_speedups
+
+    x = torch.randn(64, 64)
+    found = thread_speedups(lambda: x @ x, [1, 2], rounds=2, min_run_time=0.001)
+    assert sorted(found) == [1, 2] and all(len(v) == 2 for v in found.values())
+    assert found[1] == [1.0, 1.0] and all(r > 0 for r in found[2])
+    assert sorted(thread_speedups(lambda: x @ x, [2], rounds=1, min_run_time=0.001)) == [2]
+
+
+def test_thread_speedups_with_a_fixed_number_of_calls_sets_and_restores_the_count():
+    from helpers.lessons.inference import thread_speedups
+
+    before, seen = torch.get_num_threads(), []
+    found = thread_speedups(lambda: seen.append(torch.get_num_threads()), [2], rounds=2, calls=3)
+    assert sorted(found) == [2] and len(found[2]) == 2 and all(r > 0 for r in found[2])
+    assert seen == ([1] * 4 + [2] * 4) * 2          # one untimed call and 3 timed ones per count and round
+    assert torch.get_num_threads() == before
+
+
+def test_int_mm_calls_records_operands_and_results():
+    from helpers.lessons.inference import int_mm_calls
+
+    g = torch.Generator().manual_seed(0)
+    a = torch.randint(-128, 128, (32, 64), dtype=torch.int8, generator=g)
+    b = torch.randint(-128, 128, (64, 16), dtype=torch.int8, generator=g)
+    real = torch._int_mm
+    calls, out = int_mm_calls(lambda t: torch._int_mm(t, b) * 2, a)
+    assert torch._int_mm is real                          # put back afterwards
+    assert len(calls) == 1 and calls[0][0] is a and calls[0][1] is b
+    assert torch.equal(calls[0][2], a.double().mm(b.double()).int()) and torch.equal(out, 2 * calls[0][2])
+
+
+def test_fresh_python_reads_its_variables_counts_wrong_entries_and_stays_up():
+    from helpers.lessons.inference import FreshPython
+
+    g = torch.Generator().manual_seed(0)
+    a = torch.randint(-128, 128, (32, 64), dtype=torch.int8, generator=g)
+    b = torch.randint(-128, 128, (64, 16), dtype=torch.int8, generator=g)
+    fresh = FreshPython({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "2"})
+    assert fresh._process.poll() is None                      # started at once, before any question
+    try:
+        assert fresh.thread_counts() == (2, 3)   # MKL_NUM_THREADS wins; set_num_threads beats both
+        first = fresh._process.pid
+        assert fresh.wrong_entries([(a, b)]) == 0   # no cap: PyTorch's exact loop or oneDNN with VNNI
+        assert fresh.wrong_entries([(a, b), (a, b)]) == 0
+        assert fresh.thread_counts() == (2, 3)                # the count was set back
+        assert fresh._process.pid == first                    # one process for every question
+    finally:
+        fresh.close()
+    assert fresh._process is None
+
+
+def test_fresh_python_interrupted_stops_the_child(capsys):
+    import pytest
+
+    from helpers.lessons.inference import FreshPython
+
+    fresh = FreshPython({})
+    process = fresh._process
+    real_stdout = process.stdout
+
+    class Interrupting:
+        def readline(self):
+            raise KeyboardInterrupt
+
+        def close(self):
+            real_stdout.close()
+
+    process.stdout = Interrupting()
+    with pytest.raises(KeyboardInterrupt) as info:
+        fresh.thread_counts()
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert process.poll() is not None and fresh._process is None
+    assert capsys.readouterr().out.count("\n") == 1
+
+
+def test_interleaved_ratios_with_a_fixed_number_of_calls():
+    from helpers.lessons.inference import interleaved_ratios
+
+    counted = []
+    ratios = interleaved_ratios(lambda: counted.append("a"), lambda: counted.append("b"), repeats=2, calls=3)
+    assert len(ratios) == 2 and all(r > 0 for r in ratios)
+    assert counted == ["a"] * 3 + ["b"] * 3 + ["a"] * 3 + ["b"] * 3   # alternately, round by round

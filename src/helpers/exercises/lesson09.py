@@ -9,19 +9,7 @@ import contextlib
 import copy
 import io
 
-import torch
-
 from helpers._validate import describe
-
-
-def _ex_09_1(answer: object) -> tuple[bool, str]:
-    if not isinstance(answer, int) or isinstance(answer, bool):
-        return False, "answer with an int (a number of threads)."
-    if answer == 4:
-        return False, "both variables are set: which one takes precedence (section 9.2)?"
-    if answer != 2:
-        return False, "PyTorch reads the variables at start-up: look at the precedence table in section 9.2."
-    return True, "2: MKL_NUM_THREADS takes precedence over OMP_NUM_THREADS; set_num_threads beats both."
 
 
 def _row(lever: str, ms: float, error: float) -> dict:
@@ -72,7 +60,7 @@ _LEVER_MISTAKES = {
 }
 
 
-def _ex_09_2(answer: object) -> tuple[bool, str]:
+def _ex_09_1(answer: object) -> tuple[bool, str]:
     if not callable(answer):
         return False, "answer with a function pick(rows, max_error) that returns a lever's name or None."
     found = []  # (what it returned, the right pick, the rows, the budget)
@@ -130,23 +118,7 @@ def _ex_09_2(answer: object) -> tuple[bool, str]:
     return False, "it picked wrongly in some of the checker's cases."  # not reached
 
 
-def _ex_09_3(answer: object) -> tuple[bool, str]:
-    if isinstance(answer, str):
-        return False, "answer with the function itself, without quotes."
-    if answer is torch.no_grad:
-        return (
-            False,
-            "no_grad stops recording, but autograd can still save its results later; which one forbids that?",
-        )
-    if answer is not torch.inference_mode:
-        return False, "section 9.3 compares two context managers: the answer is the stricter one."
-    return (
-        True,
-        "torch.inference_mode: its tensors are cheaper, and cannot be saved for backward later.",
-    )
-
-
-def _ex_09_4(answer: object) -> tuple[bool, str]:
+def _ex_09_2(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, int) or isinstance(answer, bool):
         return False, "answer with an int (a number of units)."
     if answer in (32640, 32512, -32640):
@@ -158,7 +130,7 @@ def _ex_09_4(answer: object) -> tuple[bool, str]:
     return True, "65280 = 2 x 255 x 128, about twice the 32767 a signed 16-bit integer holds: it saturates."
 
 
-def _ex_09_5(answer: object) -> tuple[bool, str]:
+def _ex_09_3(answer: object) -> tuple[bool, str]:
     if not isinstance(answer, int) or isinstance(answer, bool):
         return False, "answer with an int (a number of units)."
     if answer in (12224, 12033, -12224):
@@ -175,18 +147,14 @@ def _ex_09_5(answer: object) -> tuple[bool, str]:
 
 
 CHECKERS = {
-    "09.1": ("the number of intra-op threads", _ex_09_1),
-    "09.2": ("a function pick(rows, max_error) returning a lever's name or None", _ex_09_2),
-    "09.3": ("the context manager whose tensors autograd cannot save later", _ex_09_3),
-    "09.4": ("the largest magnitude of a pair of u8 x s8 products", _ex_09_4),
-    "09.5": ("the largest magnitude of a pair of products with reduce_range", _ex_09_5),
+    "09.1": ("a function pick(rows, max_error) returning a lever's name or None", _ex_09_1),
+    "09.2": ("the largest magnitude of a pair of u8 x s8 products", _ex_09_2),
+    "09.3": ("the largest magnitude of a pair of products with reduce_range", _ex_09_3),
 }
 
 #: What each exercise asks the learner to do (see helpers.exercises.KINDS).
 KINDS = {
-    "09.1": "recall",
-    "09.2": "decide",
-    "09.3": "recall",
-    "09.4": "work",
-    "09.5": "work",
+    "09.1": "decide",
+    "09.2": "work",
+    "09.3": "work",
 }
