@@ -25,10 +25,8 @@ __all__ = [
     "plot_ulp_differences",
     "plot_error_growth",
     "plot_tolerance_band",
-    "plot_roofline",
     "plot_run_spread",
     "plot_sum_spread",
-    "plot_sweeps",
 ]
 
 
@@ -81,59 +79,6 @@ def plot_error_growth(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    return fig, ax
-
-
-def plot_sweeps(
-    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-    xlabel: str,
-    ylabel: str,
-    title: str = "",
-) -> tuple[Figure, Axes]:
-    """Several size sweeps on log-log axes: ``series`` maps a label to (sizes, values).
-
-    Introduced in lesson 08.
-    """
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for label, (xs, ys) in series.items():
-        ax.loglog(xs, ys, "o-", label=label, markersize=4)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    return fig, ax
-
-
-def plot_roofline(
-    points: Mapping[str, tuple[float, float]], peak_gflops: float, peak_gbps: float, title: str = ""
-) -> tuple[Figure, Axes]:
-    """A roofline: attained GFLOP/s against arithmetic intensity (FLOPs per byte), under two ceilings.
-
-    The ceilings are ``peak_gbps * intensity`` (memory bound) and ``peak_gflops`` (compute bound);
-    they meet at the ridge point ``peak_gflops / peak_gbps``. ``points`` maps a label to
-    ``(intensity, gflops)``. Introduced in lesson 08.
-    """
-    ridge = peak_gflops / peak_gbps
-    intensities = [i for i, _ in points.values()] + [ridge]
-    low, high = min(intensities) / 4, max(intensities) * 4
-
-    import matplotlib.pyplot as plt
-
-    xs = torch.logspace(torch.log10(torch.tensor(low)).item(), torch.log10(torch.tensor(high)).item(), 200)
-    roof = torch.minimum(xs * peak_gbps, torch.full_like(xs, peak_gflops))
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    ax.loglog(xs, roof, color="black", linewidth=1.2, label="roof: min(bandwidth x intensity, peak)")
-    ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
-    for label, (intensity, gflops) in points.items():
-        ax.loglog([intensity], [gflops], "o", label=label)
-    ax.set_xlabel("arithmetic intensity (FLOPs per byte)")
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(title)
-    ax.legend(fontsize="x-small")
     fig.tight_layout()
     return fig, ax
 
