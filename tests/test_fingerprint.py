@@ -15,7 +15,7 @@ import torch
 
 import helpers
 from helpers.devices import RESULT_ENV_VARS
-from helpers.fingerprint import diff_fingerprints, fingerprint, main
+from helpers.fingerprint import FINGERPRINT_ENV_VARS, diff_fingerprints, fingerprint, main
 
 SRC = Path(helpers.__file__).resolve().parent.parent
 
@@ -147,12 +147,35 @@ def test_fingerprint_follows_the_kernel_switches(key, get, set_):
     assert _changed_keys(lambda: set_(not old), lambda: set_(old)) == {key}
 
 
-@pytest.mark.parametrize("name", ["MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT"])
+# The variables the course names as deciding numbers, besides helpers.devices.RESULT_ENV_VARS.
+OWN_ENV_VARS = [
+    "MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT", "MKL_DYNAMIC", "OMP_DYNAMIC", "NCCL_ALGO",
+    "NCCL_PROTO", "NCCL_NVLS_ENABLE", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "TORCHINDUCTOR_FREEZING",
+    "TORCHINDUCTOR_DETERMINISTIC", "TORCHINDUCTOR_BATCH_INVARIANT", "TORCHINDUCTOR_MAX_AUTOTUNE",
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM", "TORCHINDUCTOR_EMULATE_PRECISION_CASTS",
+    "TORCHINDUCTOR_CPP_ENABLE_UNSAFE_MATH_OPT_FLAG", "TORCHINDUCTOR_CPP_ENABLE_FLOATING_POINT_CONTRACT_FLAG",
+    "LD_PRELOAD", "GLIBC_TUNABLES",
+]
+
+
+@pytest.mark.parametrize("name", OWN_ENV_VARS)
 def test_fingerprint_follows_its_own_environment_variables(name, monkeypatch):
     monkeypatch.delenv(name, raising=False)
     before = fingerprint()
     monkeypatch.setenv(name, "1")
     assert {row[0] for row in diff_fingerprints(before, fingerprint()).rows} == {f"env.{name}"}
+
+
+def test_the_list_of_environment_variables_has_each_once_and_keeps_result_env_vars():
+    assert len(set(FINGERPRINT_ENV_VARS)) == len(FINGERPRINT_ENV_VARS)
+    assert set(FINGERPRINT_ENV_VARS) == set(RESULT_ENV_VARS) | {"PYTHONHASHSEED", *OWN_ENV_VARS}
+    assert "CUBLAS_WORKSPACE_CONFIG" in RESULT_ENV_VARS
+
+
+@pytest.mark.parametrize("name", [n for n in OWN_ENV_VARS if n.startswith("TORCHINDUCTOR_")])
+def test_each_inductor_variable_is_one_this_torch_reads(name):
+    config = Path(torch.__file__).parent / "_inductor" / "config.py"
+    assert f'"{name}"' in config.read_text(encoding="utf-8")
 
 
 # ============================================================================ diff_fingerprints
@@ -191,6 +214,14 @@ def test_a_bad_fingerprint_gets_a_clear_error_naming_its_side(a, b, error, fragm
         diff_fingerprints(a, b)
 
 
+def test_diff_fingerprints_accepts_any_flat_dict_of_settings():
+    # By design: in Python a few chosen keys can be compared; only the command line, which reads
+    # files that may be anything, asks for the "torch" and "python" keys.
+    assert diff_fingerprints({}, {}).rows == []
+    rows = diff_fingerprints({"threads.intra_op": 1}, {"threads.intra_op": 2}).rows
+    assert rows == [["threads.intra_op", 1, 2]]
+
+
 # ============================================================================ the command line
 
 
@@ -211,23 +242,74 @@ def test_the_command_line_prints_records_and_compares(tmp_path, monkeypatch, cap
     assert "env.MKL_CBWR" in differ and "AUTO" in differ
 
 
+NOT_A_FINGERPRINT = "not a fingerprint"
 BAD_FILES = {  # the file's content (None: no file), and a fragment of the message
     "missing": (None, "no such file"),
     "not JSON": ("{not json", "not valid JSON"),
     "not an object": ("[1, 2]", "not an object of settings"),
-    "a value not a scalar": ('{"torch": [2]}', "a['torch']"),
+    "a value not a scalar": ('{"python": "3.11.9", "torch": [2]}', "['torch'] must be a str"),
+    "an empty object": ("{}", "bad.json: not a fingerprint (no 'torch' or 'python' key)"),
+    "a config file": ('{"lr": 0.001, "batch_size": 32, "model": "resnet18"}', NOT_A_FINGERPRINT),
+    "no python key": ('{"torch": "2.13.0"}', "not a fingerprint (no 'python' key)"),
+    "no torch key": ('{"python": "3.11.9"}', "not a fingerprint (no 'torch' key)"),
 }
 
 
 @pytest.mark.parametrize("content, fragment", BAD_FILES.values(), ids=BAD_FILES)
 def test_the_command_line_names_what_is_wrong_with_a_file(content, fragment, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    Path("ok.json").write_text('{"torch": "2.13"}')
+    Path("ok.json").write_text('{"python": "3.11.9", "torch": "2.13.0"}')
     if content is not None:
         Path("bad.json").write_text(content)
-    assert main(["--diff", "bad.json", "ok.json"]) == 2
-    error = capsys.readouterr().err
-    assert fragment in error and "Traceback" not in error
+    for argv in (["--diff", "bad.json", "ok.json"], ["--diff", "ok.json", "bad.json"]):
+        assert main(argv) == 2
+        error = capsys.readouterr().err
+        assert fragment in error and "Traceback" not in error and error.count("\n") == 1
+        if fragment == NOT_A_FINGERPRINT:
+            assert "python -m helpers.fingerprint --json FILE" in error
+
+
+def test_two_empty_objects_are_not_two_fingerprints_that_agree(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("empty.json").write_text("{}")
+    assert main(["--diff", "empty.json", "empty.json"]) == 2
+    shown = capsys.readouterr()
+    assert "agree" not in shown.out and NOT_A_FINGERPRINT in shown.err
+
+
+REVIEWED_ENV = {
+    "NCCL_ALGO": "Ring", "NCCL_NVLS_ENABLE": "0", "TORCHINDUCTOR_FREEZING": "1", "MKL_DYNAMIC": "FALSE"
+}
+
+
+def test_diff_sees_the_nccl_inductor_and_mkl_variables(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in REVIEWED_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert main(["--json", "plain.json"]) == 0
+    for name, value in REVIEWED_ENV.items():
+        monkeypatch.setenv(name, value)
+    assert main(["--json", "set.json"]) == 0
+    assert main(["--diff", "plain.json", "set.json"]) == 1
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[3:]]
+    assert rows == [[f"env.{name}", "None", value] for name, value in sorted(REVIEWED_ENV.items())]
+
+
+def test_help_says_what_a_fresh_interpreter_cannot_see(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for fragment in [
+        "starts a fresh interpreter", "the machine, the environment and the build decide",
+        "none of the settings a script makes in code", "use_deterministic_algorithms", "set_num_threads",
+        "set_float32_matmul_precision", "import json",
+        'from helpers.fingerprint import fingerprint; json.dump(fingerprint(), open("a.json", "w"))',
+    ]:
+        assert fragment in text, fragment
+    import helpers.fingerprint as module
+
+    assert "starts a fresh interpreter" in " ".join(module.__doc__.split())
 
 
 def test_python_m_helpers_fingerprint_runs_silently(tmp_path):
@@ -238,3 +320,40 @@ def test_python_m_helpers_fingerprint_runs_silently(tmp_path):
     )
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""  # no warning from runpy either
     assert json.loads((tmp_path / "f.json").read_text())["torch"] == torch.__version__
+
+
+def _python_m(args, tmp_path, env=None):
+    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, **(env or {}), "PYTHONPATH": path}
+    return subprocess.Popen(
+        [sys.executable, "-m", "helpers.fingerprint", *args],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _read_one_line_and_close(child) -> tuple[str, str]:
+    first = child.stdout.readline()
+    child.stdout.close()
+    return first, child.stderr.read()
+
+
+def test_a_table_into_a_closed_pipe_ends_quietly(tmp_path):
+    # An 80,000-character value (of a variable that nothing in the process reads) makes the table
+    # larger than a pipe's buffer, so the child is still writing when the reader closes the pipe;
+    # the status 141 shows that it met the closed pipe (an output that fitted would end with 0).
+    child = _python_m([], tmp_path, env={"NCCL_PROTO": "x" * 80_000})
+    first, error = _read_one_line_and_close(child)
+    assert child.wait(timeout=120) == 141
+    assert first == "Fingerprint\n" and "Traceback" not in error and "BrokenPipeError" not in error
+
+
+def test_a_diff_into_a_closed_pipe_ends_quietly(tmp_path):
+    a = {"python": "3.11.9", "torch": "2.13.0"}
+    b = {**a, **{f"setting.{i:05}": i for i in range(20_000)}}
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    child = _python_m(["--diff", "a.json", "b.json"], tmp_path)
+    first, error = _read_one_line_and_close(child)
+    assert child.wait(timeout=120) == 141
+    assert first.startswith("Settings that differ")
+    assert "Traceback" not in error and "BrokenPipeError" not in error

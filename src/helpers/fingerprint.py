@@ -9,7 +9,17 @@ records differ. The command line does both::
     python -m helpers.fingerprint --diff A.json B.json
 
 ``--diff`` prints the settings in which two recorded fingerprints differ and exits with 0 when
-they agree, 1 when they differ, and 2 (with a message) when a file is missing or malformed.
+they agree, 1 when they differ, and 2 (with a message) when a file is missing, malformed or not a
+fingerprint (a JSON object without the ``"torch"`` and ``"python"`` keys).
+
+The command starts a fresh interpreter, so it records what the machine, the environment and the
+build decide, and none of the settings a script makes in code (``use_deterministic_algorithms``,
+``set_num_threads``, ``set_float32_matmul_precision``). Record those inside the script, after it
+has made them::
+
+    import json
+    from helpers.fingerprint import fingerprint; json.dump(fingerprint(), open("a.json", "w"))
+
 Introduced in lesson 12.
 """
 
@@ -34,12 +44,38 @@ __all__ = ["FINGERPRINT_ENV_VARS", "diff_fingerprints", "fingerprint", "main"]
 
 Scalar = str | int | float | bool | None
 
-#: The environment variables a fingerprint records: those that change results
-#: (``helpers.devices.RESULT_ENV_VARS``), ``PYTHONHASHSEED``, which orders sets of strings,
-#: ``MKL_ENABLE_INSTRUCTIONS``, which caps the instruction set MKL dispatches to, and
-#: ``TORCH_BLAS_PREFER_CUBLASLT``, which makes torch prefer cuBLASLt for CUDA matmuls.
+#: The environment variables a fingerprint records (each as ``env.NAME``), one group a line:
+#: threads, instruction sets, oneDNN/MKL math modes, cuBLAS and TF32: ``helpers.devices.RESULT_ENV_VARS``;
+#: ``PYTHONHASHSEED`` orders sets of strings, hence the order of anything built from one;
+#: ``MKL_ENABLE_INSTRUCTIONS`` caps the instruction set MKL dispatches to, and so its kernels;
+#: ``TORCH_BLAS_PREFER_CUBLASLT`` makes torch prefer cuBLASLt for CUDA matmuls, another kernel;
+#: ``MKL_DYNAMIC``, ``OMP_DYNAMIC``: TRUE lets the runtime lower the thread count that MKL's CNR needs fixed;
+#: ``NCCL_*``: the all-reduce algorithm, protocol, NVLink SHARP and channel count fix the summation order;
+#: ``TORCHINDUCTOR_*``: switches of compiled code's numerics (torch/_inductor/config.py reads each);
+#: ``LD_PRELOAD`` loads another allocator (so another alignment) or another OpenMP runtime;
+#: ``GLIBC_TUNABLES`` can hide CPU features from glibc, which then runs another build of exp, log, sin.
 FINGERPRINT_ENV_VARS = (
-    *RESULT_ENV_VARS, "PYTHONHASHSEED", "MKL_ENABLE_INSTRUCTIONS", "TORCH_BLAS_PREFER_CUBLASLT"
+    *RESULT_ENV_VARS,
+    "PYTHONHASHSEED",
+    "MKL_ENABLE_INSTRUCTIONS",
+    "TORCH_BLAS_PREFER_CUBLASLT",
+    "MKL_DYNAMIC",
+    "OMP_DYNAMIC",
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "TORCHINDUCTOR_FREEZING",  # weights as constants, folded and prepacked for MKL or oneDNN
+    "TORCHINDUCTOR_DETERMINISTIC",  # skips the benchmarking that affects numerics
+    "TORCHINDUCTOR_BATCH_INVARIANT",  # per-sample results that do not depend on the batch size
+    "TORCHINDUCTOR_MAX_AUTOTUNE",  # chooses kernels by timing them
+    "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM",  # the same for matrix products only
+    "TORCHINDUCTOR_EMULATE_PRECISION_CASTS",  # keeps the bf16/fp16 roundings that fusion would drop
+    "TORCHINDUCTOR_CPP_ENABLE_UNSAFE_MATH_OPT_FLAG",  # -funsafe-math-optimizations for CPU kernels
+    "TORCHINDUCTOR_CPP_ENABLE_FLOATING_POINT_CONTRACT_FLAG",  # -ffp-contract: FMA contraction
+    "LD_PRELOAD",
+    "GLIBC_TUNABLES",
 )
 
 # Keys for the rows of helpers.devices.precision_settings (the one place that knows which
@@ -267,7 +303,9 @@ def diff_fingerprints(
     One row per key whose values differ, sorted by key; a key that only one side has shows
     ``"(absent)"`` on the other. Zero rows (``len(table.rows) == 0``) when nothing differs. ``a``
     and ``b`` are what :func:`fingerprint` returns or what ``json.load`` reads back from a file it
-    was written to. Introduced in lesson 12.
+    was written to; any flat dict of settings is accepted, so a few chosen keys can be compared too
+    (the command line, which reads files, refuses one that is not a fingerprint). Introduced in
+    lesson 12.
 
     Raises:
         TypeError: ``a`` or ``b`` is not a mapping, has a key that is not a str, or a value that is
@@ -298,7 +336,25 @@ def _load(path: str) -> dict:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(record, dict):
         raise ValueError(f"{path}: holds a JSON {type(record).__name__}, not an object of settings")
+    missing = [key for key in ("torch", "python") if key not in record]
+    if missing:
+        keys = " or ".join(repr(key) for key in missing)
+        hint = "write one with python -m helpers.fingerprint --json FILE"
+        raise ValueError(f"{path}: not a fingerprint (no {keys} key); {hint}")
     return record
+
+
+_EPILOG = """\
+This command starts a fresh interpreter, so it records what the machine, the environment
+and the build decide, and none of the settings a script makes in code
+(use_deterministic_algorithms, set_num_threads, set_float32_matmul_precision).
+Record those inside the script, after it has made them:
+
+    import json
+    from helpers.fingerprint import fingerprint; json.dump(fingerprint(), open("a.json", "w"))
+
+--diff exits with 0 when the fingerprints agree, 1 when they differ, and 2 when a file
+is missing, malformed or not a fingerprint."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m helpers.fingerprint",
         description="Print, record or compare the settings that decide which numbers PyTorch computes.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--json", metavar="FILE", help="write the fingerprint as JSON to FILE (- for stdout)")
@@ -342,5 +400,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _run() -> int:
+    """``main`` for ``python -m``: a reader that closes the pipe early (``| head -1``) ends it
+    quietly. The pattern is the one of Python's ``signal`` documentation ("Note on SIGPIPE"), whose
+    example exits with 1; here 1 means "they differ", so the status is 141, what a shell reports
+    for a process stopped by SIGPIPE (128 + 13)."""
+    try:
+        status = main()
+        sys.stdout.flush()  # the last output is written here, so a closed pipe shows here too
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
+        return 141
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())
