@@ -454,3 +454,235 @@ def test_softmax_without_a_dim_uses_the_legacy_dim(shape, k):
         warnings.simplefilter("ignore")  # "Implicit dimension choice for softmax has been deprecated"
         found = first_divergence(model, copy.deepcopy(model), torch.randn(shape))
     assert found.table.rows[1][1] == "Softmax" and found.table.rows[1][3] == k
+
+
+# ============================================================ realistic sizes: attention, recurrent layers
+
+D, HEADS, T = 256, 8, 64  # a realistic width and sequence: float32 differences exceed K = 1's allowance
+X_SEQ = torch.randn(4, T, D, generator=torch.Generator().manual_seed(11))
+X_RNN = torch.randn(4, T, 128, generator=torch.Generator().manual_seed(12))
+
+
+class _Attend(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn, self.norm = nn.MultiheadAttention(D, HEADS, batch_first=True), nn.LayerNorm(D)
+
+    def forward(self, x, mask=None):
+        return self.norm(x + self.attn(x, x, x, key_padding_mask=mask, need_weights=False)[0])
+
+
+class _Recur(nn.Module):
+    def __init__(self, kind=nn.LSTM) -> None:
+        super().__init__()
+        self.rnn, self.head = kind(128, D, 2, batch_first=True), nn.Linear(D, 10)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0][:, -1])
+
+
+class _Block(nn.Module):
+    """A hand-written GPT block: attention in its own code, between two Linear layers."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+        self.ln1, self.ln2 = nn.LayerNorm(D), nn.LayerNorm(D)
+        self.qkv, self.proj = nn.Linear(D, 3 * D), nn.Linear(D, D)
+        self.fc, self.out = nn.Linear(D, 4 * D), nn.Linear(4 * D, D)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = (z.view(b, t, HEADS, d // HEADS).transpose(1, 2) for z in self.qkv(self.ln1(x)).split(d, 2))
+        causal = torch.ones(t, t, dtype=torch.bool).triu(1)
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(d // HEADS)).masked_fill(causal, -math.inf)
+        x = x + self.proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x)), approximate=self.approximate))
+
+
+def _encoder() -> nn.Module:
+    return nn.TransformerEncoderLayer(D, HEADS, 4 * D, batch_first=True)
+
+
+def _sharpened(model: nn.Module) -> nn.Module:
+    """Query and key weights four times larger: scores 16 times larger, as in a trained model."""
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.MultiheadAttention):
+                module.in_proj_weight[: 2 * D].mul_(4)
+            if isinstance(module, _Block):
+                module.qkv.weight[: 2 * D].mul_(4)
+    return model
+
+
+def _switched(model: nn.Module, name: str, value: bool) -> nn.Module:
+    """``model`` running with a torch.backends switch set to ``value`` during its forward call."""
+    backends = torch.backends
+    get, set_ = {
+        "mha fast path": (backends.mha.get_fastpath_enabled, backends.mha.set_fastpath_enabled),
+        "oneDNN": (lambda: backends.mkldnn.enabled, lambda v: setattr(backends.mkldnn, "enabled", v)),
+    }[name]
+    saved = []
+    model.register_forward_pre_hook(lambda m, a: (saved.append(get()), set_(value)) and None)
+    model.register_forward_hook(lambda m, a, o: set_(saved.pop()))
+    return model
+
+
+def _built(make) -> nn.Module:
+    torch.manual_seed(0)
+    return make().eval()
+
+
+CLEAN_AT_SIZE = {  # model_a, model_b: the same weights, another legitimate float32 computation
+    "attention, fast path against the Python path": (
+        lambda: _built(_Attend), lambda m: _switched(m, "mha fast path", False), X_SEQ,
+    ),
+    "attention, float64": (lambda: _built(_Attend), lambda m: m.double(), X_SEQ),
+    "sharp attention, fast path against the Python path": (
+        lambda: _sharpened(_built(_Attend)), lambda m: _switched(m, "mha fast path", False), X_SEQ,
+    ),
+    "sharp attention, float64": (lambda: _sharpened(_built(_Attend)), lambda m: m.double(), X_SEQ),
+    "LSTM, oneDNN off": (lambda: _built(_Recur), lambda m: _switched(m, "oneDNN", False), X_RNN),
+    "LSTM, float64": (lambda: _built(_Recur), lambda m: m.double(), X_RNN),
+    "GRU, float64": (lambda: _built(lambda: _Recur(nn.GRU)), lambda m: m.double(), X_RNN),
+    "transformer layer, float64": (lambda: _built(_encoder), lambda m: m.double(), X_SEQ),
+    "sharp transformer layer, float64": (lambda: _sharpened(_built(_encoder)), lambda m: m.double(), X_SEQ),
+    "hand-written block, float64": (lambda: _built(_Block), lambda m: m.double(), X_SEQ),
+    "sharp hand-written block, float64": (lambda: _sharpened(_built(_Block)), lambda m: m.double(), X_SEQ),
+}
+
+
+@pytest.mark.parametrize("case", CLEAN_AT_SIZE)
+def test_attention_and_recurrent_layers_at_realistic_sizes_are_not_blamed(case):
+    make, change, x = CLEAN_AT_SIZE[case]
+    model = make()
+    other = change(copy.deepcopy(model))
+    found = first_divergence(model, other, x)
+    assert found.module is None, found
+    assert max(row[4] for row in found.table.rows) > 1e-6   # a real difference, near K = 1's 1.3e-6 or above
+
+
+def _perturbed(name: str, relative: float):
+    def change(model: nn.Module) -> nn.Module:
+        p = dict(model.named_parameters())[name]
+        with torch.no_grad():
+            p.mul_(1 + relative * torch.randn(p.shape, generator=torch.Generator().manual_seed(5)))
+        return model
+
+    return change
+
+
+def _gelu_tanh(model: nn.Module) -> nn.Module:
+    model.approximate = "tanh"
+    return model
+
+
+def _linear_in_bfloat16(model: nn.Module) -> nn.Module:
+    _in_bfloat16(model.proj)
+    return model
+
+
+PLANTED_AT_SIZE = {  # model_a, the cause, the inputs, and the name first_divergence must give
+    "attention's input projection": (
+        lambda: _built(_Attend), _perturbed("attn.in_proj_weight", 1e-4), X_SEQ, "attn",
+    ),
+    "sharp attention's output projection": (
+        lambda: _sharpened(_built(_Attend)), _perturbed("attn.out_proj.weight", 1e-4), X_SEQ, "attn",
+    ),
+    "an LSTM's recurrent weight": (
+        lambda: _built(_Recur), _perturbed("rnn.weight_hh_l0", 1e-4), X_RNN, "rnn",
+    ),
+    "a GRU's input weight": (
+        lambda: _built(lambda: _Recur(nn.GRU)), _perturbed("rnn.weight_ih_l1", 1e-4), X_RNN, "rnn",
+    ),
+    "a transformer layer's feed-forward weight": (
+        lambda: _built(_encoder), _perturbed("linear2.weight", 1e-4), X_SEQ, "linear2",
+    ),
+    "a transformer layer in training mode": (
+        lambda: _built(_encoder), lambda m: m.train(), X_SEQ, "self_attn",
+    ),
+    "a block's projection in bfloat16": (lambda: _built(_Block), _linear_in_bfloat16, X_SEQ, "proj"),
+    "GELU's tanh approximation in a block's own code": (
+        lambda: _built(_Block), _gelu_tanh, X_SEQ, "(model) (its own code, before out)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PLANTED_AT_SIZE)
+def test_planted_causes_at_realistic_sizes_are_still_found(case):
+    make, change, x, expected = PLANTED_AT_SIZE[case]
+    model = make()
+    assert first_divergence(model, change(copy.deepcopy(model)), x).module == expected
+
+
+def test_attention_and_rnn_get_the_length_of_their_longest_chain_of_sums():
+    model = _built(_Attend)
+    rows = {row[0]: row for row in first_divergence(model, model, X_SEQ).table.rows}
+    assert rows["attn"][3] == D + D // HEADS + 2 * T + D     # projections, one head's dot product, 2 x keys
+    recur = _built(_Recur)
+    rows = {row[0]: row for row in first_divergence(recur, recur, X_RNN).table.rows}
+    assert rows["rnn"][3] == T * (128 + D) + T * (D + D)     # each step, each layer
+
+
+def test_a_module_it_does_not_know_is_sized_from_its_input_and_its_weights():
+    class Mine(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(D, 2 * D))
+
+        def forward(self, x):
+            return (x @ self.w).tanh()
+
+    model = Mine()
+    rows = {row[0]: row for row in first_divergence(model, model, X_SEQ).table.rows}
+    assert rows["(model)"][3] == 4 + T + D + 2 * D       # every dimension of (4, T, D), then w's fan-in
+
+
+def test_keyword_inputs_reach_both_models():
+    model = _built(_Attend)
+    mask = torch.zeros(4, T, dtype=torch.bool)
+    mask[:, T // 2 :] = True                             # the second half of every sequence is padding
+    masked = first_divergence(model, copy.deepcopy(model), X_SEQ, kwargs={"mask": mask})
+    plain = first_divergence(model, copy.deepcopy(model), X_SEQ)
+    assert masked.module is None and plain.module is None
+    changed = copy.deepcopy(model)
+    with torch.no_grad():
+        changed.attn.in_proj_weight[:D].mul_(1.01)
+    assert first_divergence(model, changed, X_SEQ, kwargs={"mask": mask}).module == "attn"
+    with pytest.raises(TypeError, match="kwargs must be a dict"):
+        first_divergence(model, model, X_SEQ, kwargs=[mask])
+
+
+def test_rows_after_the_first_failure_that_receive_a_difference_read_inherited():
+    model = _built(_mlp)
+    broken = copy.deepcopy(model)
+    with torch.no_grad():
+        broken[0].weight.mul_(1.5)
+    verdicts = [row[7] for row in first_divergence(model, broken, X_MLP).table.rows]
+    assert verdicts == ["FAIL", "inherited", "inherited", "inherited", "inherited", "inherited"]
+
+    class Parallel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.a(x) + self.b(x)
+
+    two = Parallel()
+    other = copy.deepcopy(two)
+    with torch.no_grad():
+        other.a.weight.mul_(1.5)       # path a fails; path b, run after it on the same input, does not
+    rows = {row[0]: row[7] for row in first_divergence(two, other, torch.randn(3, 4)).table.rows}
+    assert rows == {"a": "FAIL", "b": "pass", "(model)": "inherited"}
+
+
+def test_an_input_that_is_an_earlier_output_is_recorded_once_unless_changed_in_place():
+    from helpers.diagnose import _run_recorded
+
+    model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.ReLU(inplace=True), nn.Linear(4, 2))
+    calls = {c.name: c for c in _run_recorded(model, (torch.randn(3, 4),), {})}
+    assert calls["1"].inputs[0] is calls["0"].outputs[0]       # the same tensor, copied once
+    assert calls["3"].inputs[0] is not calls["1"].outputs[0]   # ReLU changed it in place
+    assert calls["3"].inputs[0] is calls["2"].outputs[0]
+    assert not torch.equal(calls["1"].outputs[0], calls["3"].inputs[0])

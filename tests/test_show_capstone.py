@@ -22,16 +22,18 @@ def divergence(module, rows):
     return Divergence(module, table)
 
 
-SHIPPED = divergence("a", [("a", 0.5, "FAIL"), ("b", 2.0, "FAIL"), ("c", 0.1, "pass"),
-                            ("(model)", 0.1, "pass")])
+SHIPPED = divergence("a", [("a", 0.5, "FAIL"), ("b", 2.0, "inherited"), ("c", 0.1, "inherited"),
+                            ("(model)", 0.1, "inherited")])
 CLEAN = divergence(None, [("a", 0.0, "pass"), ("b", 1e-3, "pass"), ("c", 0.0, "pass"),
                           ("(model)", 1e-3, "pass")])
 
 
-def test_rows_after_the_first_divergence_are_inherited_whatever_first_divergence_printed():
+def test_rows_after_the_first_divergence_read_as_first_divergence_marked_them():
     assert verdicts(SHIPPED) == ["first divergence", "inherited", "inherited", "inherited"]
-    middle = divergence("b", [("a", 0.0, "pass"), ("b", 0.3, "FAIL"), ("c", 0.2, "pass")])
+    middle = divergence("b", [("a", 0.0, "pass"), ("b", 0.3, "FAIL"), ("c", 0.2, "inherited")])
     assert verdicts(middle) == ["same bits", "first divergence", "inherited"]
+    branches = divergence("a", [("a", 0.3, "FAIL"), ("b", 0.0, "pass"), ("c", 0.2, "FAIL")])
+    assert verdicts(branches) == ["first divergence", "same bits", "diverges too"]
 
 
 def test_rows_that_pass_are_same_bits_or_within_tolerance():
@@ -57,16 +59,16 @@ def test_a_divergence_in_a_models_own_code_marks_the_call_named_before():
     shifted.shift = 1.0
     found = first_divergence(model, shifted, torch.ones(3, 4))
     assert found.module == "(model) (its own code, before b)"
-    assert [row[7] for row in found.table.rows] == ["pass", "pass", "pass"]     # no row fails on its own
+    assert [row[7] for row in found.table.rows] == ["pass", "FAIL (its input)", "inherited"]
     assert verdicts(found) == ["same bits", "first divergence", "inherited"]
 
 
 def test_an_own_code_verdict_without_a_call_marks_the_containers_row():
     own = divergence("(model) (its own code)",
-                     [("a", 0.0, "pass"), ("b", 0.0, "pass"), ("(model)", 0.4, "pass")])
+                     [("a", 0.0, "pass"), ("b", 0.0, "pass"), ("(model)", 0.4, "FAIL (own code)")])
     assert verdicts(own) == ["same bits", "same bits", "first divergence"]
-    named = divergence("(model) (its own code, before b)", [("a", 0.0, "pass"), ("b", 1.3, "pass"),
-                                                             ("(model)", 1.3, "pass")])
+    named = divergence("(model) (its own code, before b)",
+                       [("a", 0.0, "pass"), ("b", 1.3, "FAIL (its input)"), ("(model)", 1.3, "inherited")])
     assert verdicts(named) == ["same bits", "first divergence", "inherited"]
 
 
@@ -74,7 +76,7 @@ def test_stage_grid_has_a_cell_per_module_and_stage_coloured_by_verdict():
     fig, ax = plot_stages({"as shipped": SHIPPED, "fixed": CLEAN}, "title")
     assert len(ax.patches) == 8
     colours = {tuple(p.get_facecolor()) for p in ax.patches}
-    assert {tuple(matplotlib.colors.to_rgba(VERDICTS[k])) for k in VERDICTS} == colours
+    assert {tuple(matplotlib.colors.to_rgba(VERDICTS[k])) for k in VERDICTS if k != "diverges too"} == colours
     assert [t.get_text() for t in ax.get_yticklabels()] == ["as shipped", "fixed"]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c", "(model)"]
     assert "0.5" in [t.get_text() for t in ax.texts] and ax.get_title() == "title"

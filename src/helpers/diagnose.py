@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -78,8 +79,56 @@ def _batch_statistics(module: torch.nn.Module) -> bool:
     return module.training or not module.track_running_stats or module.running_mean is None
 
 
+#: Modules whose output entries each come from one input entry (or a fixed few): K = 1.
+_ELEMENTWISE_MODULES = (
+    "torch.nn.modules.dropout", "torch.nn.modules.flatten", "torch.nn.modules.padding",
+    "torch.nn.modules.pixelshuffle", "torch.nn.modules.channelshuffle", "torch.nn.modules.container",
+)
+_ELEMENTWISE_TYPES = (
+    torch.nn.Identity, torch.nn.Embedding, torch.nn.modules.pooling._MaxPoolNd,
+    torch.nn.modules.pooling._AdaptiveMaxPoolNd, torch.nn.modules.pooling._MaxUnpoolNd,
+)
+#: Containers whose own code only adds what their children return (residual connections): K = 1.
+_ADDING_CONTAINERS = (
+    torch.nn.Transformer, torch.nn.TransformerEncoder, torch.nn.TransformerDecoder,
+    torch.nn.TransformerEncoderLayer, torch.nn.TransformerDecoderLayer,
+)
+_SOFTMAXES = (torch.nn.Softmax, torch.nn.LogSoftmax, torch.nn.Softmin)
+
+
+def _known_elementwise(module: torch.nn.Module) -> bool:
+    """True for activations (other than attention and the softmaxes), dropout, reshaping, padding,
+    max pooling, embedding lookups, plain containers and the transformer containers."""
+    nn = torch.nn
+    kind = type(module)
+    if kind.__module__ == "torch.nn.modules.activation":
+        return not isinstance(module, (nn.MultiheadAttention, nn.Softmax2d, *_SOFTMAXES))
+    known = (*_ELEMENTWISE_TYPES, *_ADDING_CONTAINERS)
+    return kind.__module__ in _ELEMENTWISE_MODULES or isinstance(module, known)
+
+
+def _sequence_length(x: torch.Tensor | None, batch_first: bool) -> int:
+    """The time (or sequence) dimension's length of an RNN's or attention's input: dim 1 of a 3-D
+    input when ``batch_first``, else dim 0 (also of an unbatched 2-D one; for a PackedSequence's
+    data, its total number of items, an upper bound)."""
+    if x is None or x.dim() == 0:
+        return 1
+    return int(x.shape[1]) if batch_first and x.dim() == 3 else int(x.shape[0])
+
+
+def _unknown_length(module: torch.nn.Module, args: tuple) -> int:
+    """A generous K for a module ``first_divergence`` does not know: as if its code summed along
+    every dimension of its largest floating input in turn, and then over the fan-in
+    (``numel / shape[0]``) of each of its own parameters of two or more dimensions."""
+    floats = [t for t in args if t.is_floating_point() and t.dim() > 0]
+    k = sum(int(s) for s in max(floats, key=torch.Tensor.numel).shape) if floats else 0
+    k += sum(p.numel() // p.shape[0] for p in module.parameters(recurse=False) if p.dim() >= 2 and p.shape[0])
+    return max(1, k)
+
+
 def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor) -> int:
-    """How many terms each output element of ``module`` sums (its K); 1 for elementwise modules."""
+    """How many terms each output element of ``module`` sums (its K), along its longest chain of
+    sums; 1 for elementwise modules, and a generous bound for modules it does not know."""
     nn = torch.nn
     x = _first_tensor(args)
     if isinstance(module, nn.Linear):
@@ -98,15 +147,39 @@ def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor
         if _batch_statistics(module):  # statistics of this batch
             return max(1, x.numel() // x.shape[1])
         return 1
-    if isinstance(module, (nn.Softmax, nn.LogSoftmax, nn.Softmin)) and x is not None and x.dim() > 0:
+    if isinstance(module, _SOFTMAXES) and x is not None and x.dim() > 0:
         return int(x.shape[_softmax_dim(module, x)])
+    if isinstance(module, nn.Softmax2d) and x is not None and x.dim() >= 3:
+        return int(x.shape[-3])
     if isinstance(module, (nn.modules.pooling._AvgPoolNd, nn.modules.pooling._LPPoolNd)):
         size = module.kernel_size
         return _prod(size) if isinstance(size, (tuple, list)) else int(size) ** _spatial_dims(module)
     if isinstance(module, nn.modules.pooling._AdaptiveAvgPoolNd) and x is not None:
         n = _spatial_dims(module)
         return max(1, -(-_prod(x.shape[-n:]) // max(1, _prod(output.shape[-n:]))))  # ceil(in / out)
-    return 1
+    if isinstance(module, nn.MultiheadAttention):
+        # the query's projection, its dot products with the keys, the softmax over the keys, the
+        # weighted sum of the values, and the output projection, one after another
+        key = args[1] if len(args) > 1 else x
+        s = _sequence_length(key, module.batch_first)
+        return max(module.embed_dim, module.kdim, module.vdim) + module.head_dim + 2 * s + module.embed_dim
+    if isinstance(module, nn.RNNBase):
+        # each step sums the layer's input and its previous hidden state; a step's error reaches
+        # every later step, and each layer's reaches the next
+        t = _sequence_length(x, module.batch_first)
+        hidden = module.proj_size or module.hidden_size
+        directions = 2 if module.bidirectional else 1
+        inputs = [module.input_size] + [directions * hidden] * (module.num_layers - 1)
+        return sum(t * (n + hidden) + (module.hidden_size if module.proj_size else 0) for n in inputs)
+    if isinstance(module, nn.modules.rnn.RNNCellBase):
+        return module.input_size + module.hidden_size
+    if isinstance(module, nn.EmbeddingBag) and module.mode != "max" and x is not None:
+        return max(1, int(x.shape[-1]) if x.dim() == 2 else x.numel())  # the longest bag, at most
+    if isinstance(module, nn.modules.upsampling.Upsample):
+        return 2 ** max(1, x.dim() - 2) if x is not None else 1  # linear interpolation: 2 per dim
+    if _known_elementwise(module):
+        return 1
+    return _unknown_length(module, args)
 
 
 def _condition(module: torch.nn.Module, args: tuple) -> float:
@@ -122,6 +195,8 @@ def _condition(module: torch.nn.Module, args: tuple) -> float:
     x = _first_tensor(args)
     if x is None or not x.is_floating_point() or x.numel() == 0:
         return 1.0
+    if isinstance(module, nn.MultiheadAttention):
+        return _attention_condition(module, args)
     x = x.detach().to(torch.float64)
     groups = None
     if isinstance(module, (nn.Softmax, nn.LogSoftmax, nn.Softmin)):
@@ -144,6 +219,37 @@ def _condition(module: torch.nn.Module, args: tuple) -> float:
     ratio = (mean.abs() / std).nan_to_num(nan=1.0, posinf=1.0)
     c = float(ratio.max())
     return c if math.isfinite(c) and c > 1.0 else 1.0
+
+
+def _attention_condition(module: torch.nn.MultiheadAttention, args: tuple) -> float:
+    """The largest ``|score|`` of ``module``'s softmax (at least 1), computed from its inputs and
+    weights: the softmax inside attention turns a relative error of a score into one up to
+    ``|score|`` times larger in its output. Masks are ignored (so the bound is an upper one);
+    the batch is scored one item at a time, to bound the memory it takes."""
+    floats = [t for t in args if t.is_floating_point()]
+    query = floats[0]
+    key = floats[1] if len(floats) > 1 else query
+    e, h, d = module.embed_dim, module.num_heads, module.head_dim
+    if module._qkv_same_embed_dim:
+        w_q, w_k = module.in_proj_weight[:e], module.in_proj_weight[e : 2 * e]
+    else:
+        w_q, w_k = module.q_proj_weight, module.k_proj_weight
+    bias = module.in_proj_bias
+    b_q, b_k = (None, None) if bias is None else (bias[:e], bias[e : 2 * e])
+    batch_dim = 0 if module.batch_first else 1
+    if query.dim() == 2:  # unbatched
+        query, key, batch_dim = query.unsqueeze(0), key.unsqueeze(0), 0
+    worst = 1.0
+    with torch.no_grad():
+        for qi, ki in zip(query.unbind(batch_dim), key.unbind(batch_dim), strict=False):
+            q = torch.nn.functional.linear(qi.double(), w_q.double(), None if b_q is None else b_q.double())
+            k = torch.nn.functional.linear(ki.double(), w_k.double(), None if b_k is None else b_k.double())
+            q, k = q.reshape(-1, h, d).transpose(0, 1), k.reshape(-1, h, d).transpose(0, 1)
+            scores = (q @ k.transpose(1, 2)) / math.sqrt(d)
+            finite = scores[torch.isfinite(scores)]
+            if finite.numel():
+                worst = max(worst, float(finite.abs().max()))
+    return worst
 
 
 def _tensors(value: object) -> list[torch.Tensor]:
@@ -182,8 +288,8 @@ def _module_names(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
     return [(" = ".join(names[key]), module) for key, module in modules.items()]
 
 
-def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[_Call]:
-    """Run ``model`` on ``inputs`` with hooks on every module; the calls in the order they finished.
+def _run_recorded(model: torch.nn.Module, inputs: tuple, kwargs: dict) -> list[_Call]:
+    """Run ``model(*inputs, **kwargs)`` with hooks on every module; the calls in the order they finished.
 
     Inputs are cloned when a call starts, before any hook the caller registered (which may cast
     them: that belongs to the module), and outputs after the caller's hooks, so that an in-place
@@ -193,10 +299,18 @@ def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> l
     finished: list[_Call] = []
     stack: list[_Call] = []
     counter = [0]
+    copies: dict[int, tuple] = {}  # id(output) -> (weak reference to it, its version, its copy)
+
+    def copy_of(t: torch.Tensor) -> torch.Tensor:
+        """The copy of an earlier output if ``t`` is that output, unchanged since; else a new copy."""
+        known = copies.get(id(t))
+        if known is not None and known[0]() is t and known[1] == t._version:
+            return known[2]
+        return t.detach().clone()
 
     def before(name):
         def hook(module, args, kwargs):
-            tensors = [t.detach().clone() for t in _tensors(args) + _tensors(kwargs)]
+            tensors = [copy_of(t) for t in _tensors(args) + _tensors(kwargs)]
             stack.append(_Call(name, module, counter[0], tensors))
             counter[0] += 1
 
@@ -204,7 +318,9 @@ def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> l
 
     def after(module, args, kwargs, output):
         call = stack.pop()
-        call.outputs = [t.detach().clone() for t in _tensors(output)]
+        call.outputs = [copy_of(t) for t in _tensors(output)]
+        for t, c in zip(_tensors(output), call.outputs, strict=True):
+            copies[id(t)] = (weakref.ref(t), t._version, c)
         call.end = counter[0]
         counter[0] += 1
         finished.append(call)
@@ -216,7 +332,7 @@ def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> l
             pre = module.register_forward_pre_hook(before(name), prepend=True, with_kwargs=True)
             handles += [pre, module.register_forward_hook(after, with_kwargs=True)]
         with torch.no_grad():
-            model(*inputs)
+            model(*inputs, **kwargs)
     finally:
         for handle in handles:
             handle.remove()
@@ -230,7 +346,7 @@ def _run_recorded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> l
 RUN_SEED = 0
 
 
-def _cuda_indices(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[int]:
+def _cuda_indices(model: torch.nn.Module, inputs: list[torch.Tensor]) -> list[int]:
     """The CUDA devices the model's tensors and its inputs are on."""
     indices = set()
     for t in [*model.parameters(), *model.buffers(), *inputs]:
@@ -239,16 +355,16 @@ def _cuda_indices(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> l
     return sorted(indices)
 
 
-def _run_seeded(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[_Call]:
+def _run_seeded(model: torch.nn.Module, inputs: tuple, kwargs: dict) -> list[_Call]:
     """``_run_recorded`` from ``RUN_SEED`` on the CPU and each CUDA device used, in a fork of the
     random state: the caller's random numbers are neither consumed nor reseeded."""
-    devices = _cuda_indices(model, inputs)
+    devices = _cuda_indices(model, _tensors(inputs) + _tensors(kwargs))
     with torch.random.fork_rng(devices=devices):
         torch.random.default_generator.manual_seed(RUN_SEED)
         for index in devices:  # only the forked devices: torch.manual_seed would reseed them all
             with torch.cuda.device(index):
                 torch.cuda.manual_seed(RUN_SEED)
-        return _run_recorded(model, inputs)
+        return _run_recorded(model, inputs, kwargs)
 
 
 def _placement(model: torch.nn.Module) -> tuple[torch.device, torch.dtype | None]:
@@ -259,16 +375,22 @@ def _placement(model: torch.nn.Module) -> tuple[torch.device, torch.dtype | None
     return device, dtype
 
 
-def _moved(inputs: tuple[torch.Tensor, ...], model: torch.nn.Module) -> tuple[torch.Tensor, ...]:
-    """Copies of ``inputs`` for ``model``: an in-place operation in it changes neither the caller's
-    tensors nor the other model's inputs."""
+def _moved(value: object, model: torch.nn.Module) -> object:
+    """A copy of ``value`` for ``model``: its tensors (also in a tuple, list or dict) on the model's
+    device, floating ones in its dtype, so that an in-place operation in it changes neither the
+    caller's tensors nor the other model's inputs; anything else unchanged."""
     device, dtype = _placement(model)
-    return tuple(
-        x.detach().to(device=device, dtype=dtype).clone()
-        if dtype is not None and x.is_floating_point()
-        else x.detach().to(device).clone()
-        for x in inputs
-    )
+    if isinstance(value, torch.Tensor):
+        if dtype is not None and value.is_floating_point():
+            return value.detach().to(device=device, dtype=dtype).clone()
+        return value.detach().to(device).clone()
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple (PackedSequence)
+        return type(value)(*(_moved(v, model) for v in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_moved(v, model) for v in value)
+    if isinstance(value, Mapping):
+        return {key: _moved(v, model) for key, v in value.items()}
+    return value
 
 
 def _real(t: torch.Tensor) -> torch.Tensor:
@@ -278,8 +400,9 @@ def _real(t: torch.Tensor) -> torch.Tensor:
 
 def _error(
     a: torch.Tensor, b: torch.Tensor, device: torch.device
-) -> tuple[float, torch.Tensor, torch.Tensor]:
-    """``(e, |a - b|, |a|)`` in float64, with ``e = max |a - b| / (|a| + scale)``.
+) -> tuple[float, torch.Tensor | None, torch.Tensor | None]:
+    """``(e, |a - b|, |a|)`` in float64, with ``e = max |a - b| / (|a| + scale)``; ``(0.0, None,
+    None)`` for equal tensors.
 
     ``scale = max(mean |a|, mean |b|, tiny)`` over the finite entries, ``tiny`` being the smallest
     normal number of the coarser dtype: relative to each entry plus the typical entry, so entries
@@ -288,10 +411,16 @@ def _error(
     atol. An all-zero reference is judged on the scale of the other side. Entries that are NaN or
     infinite in one and not equal in the other count as an infinite error.
     """
+    if a.dtype == b.dtype and a.device == b.device and torch.equal(a, b):
+        return 0.0, None, None
     floating = a.is_floating_point() and b.is_floating_point()
     tiny = torch.finfo(_coarser(a.dtype, b.dtype)).tiny if floating else 0.0
     a64 = a.detach().to(device=device, dtype=torch.float64)
     b64 = b.detach().to(device=device, dtype=torch.float64)
+    if a64.numel() and bool(torch.isfinite(a64).all()) and bool(torch.isfinite(b64).all()):
+        diff, size = (a64 - b64).abs_(), a64.abs()
+        scale = max(tiny, float(size.mean()), float(b64.abs().mean()))
+        return float((diff / (size + scale)).max()), diff, size
     same = (a64 == b64) | (torch.isnan(a64) & torch.isnan(b64))
     diff = torch.where(same, torch.zeros_like(a64), (a64 - b64).abs())
     diff = torch.nan_to_num(diff, nan=math.inf, posinf=math.inf)
@@ -307,7 +436,16 @@ def _error(
     return (float(rel.max()) if rel.numel() else 0.0), diff, size
 
 
-def _incoming_error(a: _Call, b: _Call, device: torch.device) -> float:
+def _memo_error(x: torch.Tensor, y: torch.Tensor, device: torch.device, memo: dict) -> float:
+    """``_error(x, y)[0]``, computed once for each pair of recorded tensors (an input recorded as
+    the same tensor as an earlier output, see ``_run_recorded``, is not compared twice)."""
+    key = (id(x), id(y))
+    if key not in memo:  # the pair is kept with its error, so that no other tensor takes its ids
+        memo[key] = (_error(x, y, device)[0], x, y)
+    return memo[key][0]
+
+
+def _incoming_error(a: _Call, b: _Call, device: torch.device, memo: dict) -> float:
     """The largest error ``e`` among the call's tensor inputs (infinite when they do not pair up)."""
     if len(a.inputs) != len(b.inputs):
         return math.inf
@@ -318,7 +456,7 @@ def _incoming_error(a: _Call, b: _Call, device: torch.device) -> float:
             return math.inf
         if x.is_floating_point() and y.is_floating_point():
             if x.numel():
-                worst = max(worst, _error(x, y, device)[0])
+                worst = max(worst, _memo_error(x, y, device, memo))
         elif not torch.equal(x.cpu(), y.cpu()):
             return math.inf
     return worst
@@ -359,7 +497,8 @@ def _shapes(tensors: list[torch.Tensor]) -> str:
 
 
 def _compare(
-    xs: list[torch.Tensor], ys: list[torch.Tensor], tol: float, atol: float | None, device: torch.device
+    xs: list[torch.Tensor], ys: list[torch.Tensor], tol: float, atol: float | None, device: torch.device,
+    memo: dict,
 ) -> tuple[float, bool, int | None]:
     """``(e, passed, max ULP)`` over paired tensors of equal shapes: ``e`` is the largest error;
     integer and bool tensors must be equal."""
@@ -373,14 +512,16 @@ def _compare(
         if x.numel() == 0:
             continue
         dtype = _coarser(x.dtype, y.dtype)
-        e, diff, size = _error(x, y, device)
-        worst = max(worst, e)
         if atol is None:
+            e = _memo_error(x, y, device, memo)
             ok = ok and e <= tol
         else:
-            bound = atol + tol * torch.nan_to_num(size, posinf=0.0)
-            ok = ok and math.isfinite(e) and bool((diff <= bound).all())
-        ulps.append(_max_ulp(x, y, dtype))
+            e, diff, size = _error(x, y, device)
+            if diff is not None:
+                bound = atol + tol * torch.nan_to_num(size, posinf=0.0)
+                ok = ok and math.isfinite(e) and bool((diff <= bound).all())
+        worst = max(worst, e)
+        ulps.append(0 if e == 0.0 and x.dtype == y.dtype else _max_ulp(x, y, dtype))
     ulp = None if not ulps or any(u is None for u in ulps) else max(ulps)
     return worst, ok, ulp
 
@@ -393,6 +534,7 @@ def _judge(
     safety: float,
     atol: float | None,
     amplification: float,
+    memo: dict,
 ) -> tuple[tuple, float, bool] | None:
     """``(row without the name, e, passed)`` for one call; None when its output holds no tensor."""
     xs, ys = [_real(t) for t in a.outputs or []], [_real(t) for t in b.outputs or []]
@@ -406,13 +548,13 @@ def _judge(
         return row, math.inf, False
     floats = [(x, y) for x, y in zip(xs, ys, strict=False) if x.is_floating_point() and y.is_floating_point()]
     if not floats:  # integer or bool outputs must be equal
-        e, ok, _ = _compare(xs, ys, 0.0, None, device)
+        e, ok, _ = _compare(xs, ys, 0.0, None, device, memo)
         return (kind, _shapes(xs), "-", e, None, 0.0, "pass" if ok else "FAIL"), e, ok
     dtype = max((_coarser(x.dtype, y.dtype) for x, y in floats), key=lambda d: torch.finfo(d).eps)
     k = _reduction_length(a.module, tuple(a.inputs), floats[0][0])
     condition = _condition(a.module, tuple(a.inputs))
     tol = condition * (_own_tolerance(dtype, k, safety) + amplification * e_in)
-    e, ok, ulp = _compare(xs, ys, tol, atol, device)
+    e, ok, ulp = _compare(xs, ys, tol, atol, device, memo)
     return (kind, _shapes(xs), k, e, ulp, tol, "pass" if ok else "FAIL"), e, ok
 
 
@@ -457,6 +599,13 @@ def _check_same_structure(model_a: torch.nn.Module, model_b: torch.nn.Module) ->
             raise ValueError(f"model_a and model_b must have the same modules (same architecture): {where}")
 
 
+def _own_code_length(call: _Call) -> int:
+    """K for the code a module runs between the calls it makes: 1 for the containers and modules
+    ``first_divergence`` knows (their own code only adds or reshapes), else as generous as
+    :func:`_unknown_length`."""
+    return 1 if _known_elementwise(call.module) else _unknown_length(call.module, tuple(call.inputs))
+
+
 def _own_code(
     calls_a: list[_Call],
     calls_b: list[_Call],
@@ -466,7 +615,8 @@ def _own_code(
     safety: float,
     atol: float | None,
     amplification: float,
-) -> str | None:
+    memo: dict,
+) -> tuple[str, int] | None:
     """The safety net for a difference made in a module's own code, outside any call it makes.
 
     Only when the model's output differs by more than its own rounding (rtol for K = 1): the first
@@ -481,31 +631,31 @@ def _own_code(
     if not pairs or len(xs) != len(ys) or any(x.shape != y.shape for x, y in zip(xs, ys, strict=False)):
         return None
     out_dtype = max((_coarser(x.dtype, y.dtype) for x, y in pairs), key=lambda d: torch.finfo(d).eps)
-    tol_out = _own_tolerance(out_dtype, 1, safety)
-    e_out, ok, _ = _compare(xs, ys, tol_out, atol, device)
+    tol_out = _own_tolerance(out_dtype, _own_code_length(root_a), safety)
+    e_out, ok, _ = _compare(xs, ys, tol_out, atol, device, memo)
     if ok:
         return None
-    e_model_in = _incoming_error(root_a, root_b, device)
+    e_model_in = _incoming_error(root_a, root_b, device, memo)
     order = sorted(range(len(calls_a) - 1), key=lambda i: calls_a[i].start)
     for i in order:
         a, b = calls_a[i], calls_b[i]
         dtype = _input_dtype(a, b)
-        e_in = _incoming_error(a, b, device)
+        e_in = _incoming_error(a, b, device, memo)
         if e_in == 0.0:
             continue
         before = [errors[j] for j, c in enumerate(calls_a) if c.end < a.start and errors[j] is not None]
+        parent = max(
+            (j for j, c in enumerate(calls_a) if c.start < a.start and c.end > a.end),
+            key=lambda j: calls_a[j].start,
+        )
         explained = amplification * max([e_model_in, *before]) + (
-            _own_tolerance(dtype, 1, safety) if dtype is not None else 0.0
+            _own_tolerance(dtype, _own_code_length(calls_a[parent]), safety) if dtype is not None else 0.0
         )
         if e_in > explained:
-            parent = max(
-                (j for j, c in enumerate(calls_a) if c.start < a.start and c.end > a.end),
-                key=lambda j: calls_a[j].start,
-            )
-            return f"{labels[parent]} (its own code, before {labels[i]})"
+            return f"{labels[parent]} (its own code, before {labels[i]})", i
     inner = [e for e in errors[:-1] if e is not None]
     if e_out > amplification * max([e_model_in, *inner]) + tol_out:
-        return f"{ROOT} (its own code)"
+        return f"{ROOT} (its own code)", len(calls_a) - 1
     return None
 
 
@@ -514,62 +664,89 @@ def first_divergence(
     model_b: torch.nn.Module,
     inputs,
     *,
+    kwargs: Mapping[str, object] | None = None,
     rtol_safety: float = 4.0,
     atol: float | None = None,
     amplification: float = 2.0,
 ) -> Divergence:
     """Run both models on ``inputs`` and name the first module whose output diverges.
 
-    ``inputs`` is a tensor or a tuple of tensors; each model gets its own copy, on the device of
-    its first parameter, floating ones in the dtype of its first floating parameter (an in-place
-    operation in one model changes neither the caller's tensors nor the other model's inputs).
-    Every module's output (the model's own too, named ``"(model)"``; every tensor in a tuple, list
-    or dict output) and inputs are recorded with hooks, ``model_a`` being the reference:
-    ``model_b``'s tensors are moved to ``model_a``'s device and both compared in float64. A
-    module's error is ``e = max |a - b| / (|a| + scale)``, ``scale = max(mean |a|, mean |b|)``
-    (at least the smallest normal number of the dtype): relative to each entry plus the output's
-    typical size, so that entries near zero are judged on the scale of the others (lesson 10's
-    ``atol = rtol * scale``); for several output tensors, the largest of their errors.
+    ``inputs`` is a tensor or a tuple of tensors, ``kwargs`` a dict of keyword inputs (an
+    ``attention_mask=``, say): ``model(*inputs, **kwargs)``. Each model gets its own copy, on the
+    device of its first parameter, floating tensors in the dtype of its first floating parameter
+    (an in-place operation in one model changes neither the caller's tensors nor the other
+    model's inputs). Every module's output (the model's own too, named ``"(model)"``; every tensor
+    in a tuple, list or dict output) and inputs are recorded with hooks, ``model_a`` being the
+    reference: ``model_b``'s tensors are moved to ``model_a``'s device and both compared in
+    float64. A module's error is ``e = max |a - b| / (|a| + scale)``, ``scale = max(mean |a|,
+    mean |b|)`` (at least the smallest normal number of the dtype): relative to each entry plus
+    the output's typical size, so that entries near zero are judged on the scale of the others
+    (lesson 10's ``atol = rtol * scale``); for several output tensors, the largest of their errors.
 
     The rule: a module passes when ``e <= tol``, where ``tol = c * (rtol(K) + amplification * e_in)``.
     ``rtol(K)`` is ``reduction_tolerances(dtype, K, safety=rtol_safety)``'s rtol for the coarser
-    of the two output dtypes and the module's reduction length ``K`` (``in_features`` for a Linear,
-    ``in_channels / groups * prod(kernel_size)`` for a convolution, the normalized size for
-    LayerNorm, GroupNorm and InstanceNorm, for BatchNorm 1 in eval mode and ``N * spatial size``
-    in training mode, the softmax length, 1 for elementwise modules), and ``e_in`` is the largest
-    error among the module's inputs and, for a container, the outputs of the modules it ran. In
-    words: each module may add the rounding error of its own sums, and may pass on, at most
-    doubled by default, the error it was given; the first that does more is blamed. ``c`` is 1
-    except for ill-conditioned modules, which amplify the rounding of their input and of their own
-    first steps: the largest
-    ``|input|`` for a Softmax, LogSoftmax or Softmin, and ``|mean| / std`` of the normalised
+    of the two output dtypes and the module's reduction length ``K``, the number of terms along
+    its longest chain of sums: ``in_features`` for a Linear, ``in_channels / groups *
+    prod(kernel_size)`` for a convolution, the normalized size for LayerNorm, GroupNorm and
+    InstanceNorm, for BatchNorm 1 in eval mode and ``N * spatial size`` in training mode, the
+    softmax length, the pooling window; for MultiheadAttention the input projection, the dot
+    product of a head, the softmax and the weighted sum over the ``S`` keys, and the output
+    projection (``max(embed_dim, kdim, vdim) + head_dim + 2 S + embed_dim``); for an RNN, LSTM or
+    GRU, ``T * (layer input + hidden size)`` summed over its layers, since each of the ``T`` steps
+    sums its input and the previous hidden state and passes its error on to the next. Elementwise
+    modules (activations, dropout, reshaping, padding, max pooling, embedding lookups) and the
+    containers whose own code only adds (``Sequential``, the ``Transformer*`` layers) have K = 1.
+    A module it does not know, your own included, is judged generously, as if its code summed
+    along every dimension of its largest floating input in turn and then over the fan-in of each
+    of its own parameters of two or more dimensions (``(B, T, E)`` and one ``E x E`` weight: K =
+    B + T + 2E); the same K bounds what its own code adds between the calls it makes.
+    ``e_in`` is the largest error among the module's inputs and, for a container, the outputs of
+    the modules it ran. In words: each module may add the rounding error of its own sums, and may
+    pass on, at most doubled by default, the error it was given; the first that does more is
+    blamed. ``c`` is 1 except for ill-conditioned modules, which amplify the rounding of their
+    input and of their own first steps: the largest ``|input|`` for a Softmax, LogSoftmax or
+    Softmin, the largest ``|score|`` (query . key / sqrt(head_dim), computed from the inputs
+    and ``model_a``'s weights) for MultiheadAttention, and ``|mean| / std`` of the normalised
     groups (at least 1) for a LayerNorm, GroupNorm, and InstanceNorm or BatchNorm using batch
-    statistics. Other ill-conditioned code (a functional softmax, a subtraction that cancels) is
-    not estimated and can be blamed in a comparison of dtypes.
+    statistics. Other ill-conditioned code (a functional softmax over large scores, a
+    subtraction that cancels) is not estimated and can be blamed in a comparison of dtypes.
 
     A difference made in a container's own code (``x = self.patch(x) + self.pos``) passes this
     rule, because the outputs of the modules it ran carry it. So when no module is blamed but the
-    model's output differs by more than its own rounding (rtol for K = 1), the first call whose
-    input differs by more than ``amplification`` times the largest error that existed when it
-    started (of the model's inputs and of the calls finished by then) plus rtol(K = 1) names the
-    code that ran just before it: ``"<parent> (its own code, before <call>)"``; if no call does,
-    and the output is not explained by those errors either, ``"(model) (its own code)"``.
+    model's output differs by more than its own rounding, the first call whose input differs by
+    more than ``amplification`` times the largest error that existed when it started (of the
+    model's inputs and of the calls finished by then) plus the rounding its parent's own code may
+    add names the code that ran just before it: ``"<parent> (its own code, before <call>)"``
+    (that call's row reads ``"FAIL (its input)"``); if no call does, and the output is not
+    explained by those errors either, ``"(model) (its own code)"`` (the model's row reads
+    ``"FAIL (own code)"``).
 
     With ``atol`` given, a module passes when ``|a - b| <= atol + tol * |a|`` entry by entry.
     The table has a row for each call, in the order the calls finished (a container after the
-    modules it ran); a module called twice is named ``"act (call 2)"`` the second time, a module
-    registered under two names (tied weights) ``"enc = dec"``, and calls whose output holds no
-    tensor have no row. The models' train/eval modes are left as the caller set them (a Dropout
-    in training mode is a difference to find); each model runs from the same random seed
+    modules it ran), verdict ``"pass"`` or ``"FAIL"``; a call that finishes after the first
+    divergence and was given a difference reads ``"inherited"``: its verdict would say nothing
+    about the module itself. A module called twice is named ``"act (call 2)"`` the second time, a
+    module registered under two names (tied weights) ``"enc = dec"``, and calls whose output holds
+    no tensor have no row. The models' train/eval modes are left as the caller set them (a
+    Dropout in training mode is a difference to find); each model runs from the same random seed
     (``RUN_SEED``) in a fork of the random state of the CPU and the CUDA devices it uses, so two
     identical models draw the same random numbers and the caller's random state is neither used
     nor changed. Nothing is recorded for gradients; hooks are removed and buffers that a forward
     call changes (a BatchNorm's running statistics in training mode) are restored, even on error.
-    The models may be the same object. Introduced in lesson 12.
+    The models may be the same object. It costs one forward call of each model plus the
+    comparisons, in float64: a few times the two forward calls. Introduced in lesson 12.
+
+    Limits: the hooks change what runs where a module checks for them: a
+    ``TransformerEncoderLayer`` with hooks skips its fused fast path
+    (``torch._transformer_encoder_layer_fwd``), so a difference that only that path makes is not
+    observed here. A forward pass wholly under autocast passes by design, since each module is
+    judged against the rounding of its coarser dtype: look for identical inputs and a nonzero
+    error. It compares what two models compute on the same weights and inputs: compare two
+    served copies of one trained model, not two trainings.
 
     Raises:
         TypeError: a model is not a ``torch.nn.Module``, ``inputs`` is not a tensor or a tuple of
-            tensors, or a number is not a real number.
+            tensors, ``kwargs`` is not a dict, or a number is not a real number.
         ValueError: the models do not have the same module names (the message names the first
             that differs), they ran different modules, ``inputs`` is an empty tuple, or
             ``rtol_safety`` is not positive, ``atol`` or ``amplification`` negative (or a number
@@ -585,8 +762,11 @@ def first_divergence(
     amplification = _check_number(amplification, "amplification")
     _check_same_structure(model_a, model_b)
 
-    calls_a = _run_seeded(model_a, _moved(inputs, model_a))
-    calls_b = _run_seeded(model_b, _moved(inputs, model_b))
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(f"kwargs must be a dict of keyword inputs, got a {type(kwargs).__name__}")
+    kwargs = dict(kwargs or {})
+    calls_a = _run_seeded(model_a, _moved(inputs, model_a), _moved(kwargs, model_a))
+    calls_b = _run_seeded(model_b, _moved(inputs, model_b), _moved(kwargs, model_b))
     if [c.name for c in calls_a] != [c.name for c in calls_b]:
         i = next(
             (i for i, (x, y) in enumerate(zip(calls_a, calls_b, strict=False)) if x.name != y.name),
@@ -600,25 +780,40 @@ def first_divergence(
         )
 
     device = _placement(model_a)[0]
+    memo: dict = {}  # the error of each pair of recorded tensors, computed once
     seen: dict[str, int] = {}
     errors: list[float | None] = []  # each call's e; None for one whose output is not compared
     labels: list[str] = []
-    rows, blamed = [], None
+    rows, row_calls, received, blamed, first = [], [], [], None, None
     for i, (a, b) in enumerate(zip(calls_a, calls_b, strict=True)):
         seen[a.name] = seen.get(a.name, 0) + 1
         label = a.name if seen[a.name] == 1 else f"{a.name} (call {seen[a.name]})"
         labels.append(label)
         inner = [errors[j] for j in range(i) if calls_a[j].start > a.start and errors[j] is not None]
-        e_in = max([_incoming_error(a, b, device), *inner])
-        judged = _judge(a, b, e_in, device, rtol_safety, atol, amplification)
+        e_in = max([_incoming_error(a, b, device, memo), *inner])
+        judged = _judge(a, b, e_in, device, rtol_safety, atol, amplification, memo)
         errors.append(None if judged is None else judged[1])
         if judged is not None:
             row, _, ok = judged
-            rows.append((label, *row))
+            rows.append([label, *row])
+            row_calls.append(i)
+            received.append(e_in)
             if not ok and blamed is None:
-                blamed = label
+                blamed, first = label, len(rows) - 1
+    since = None if first is None else calls_a[row_calls[first]].end  # when the divergence is there
     if blamed is None and calls_a:
-        blamed = _own_code(calls_a, calls_b, labels, errors, device, rtol_safety, atol, amplification)
+        found = _own_code(calls_a, calls_b, labels, errors, device, rtol_safety, atol, amplification, memo)
+        if found is not None:
+            blamed, call = found
+            since = calls_a[call].start
+            first = row_calls.index(call) if call in row_calls else None
+            if first is not None:
+                rows[first][-1] = "FAIL (own code)" if call == len(calls_a) - 1 else "FAIL (its input)"
+    if since is not None:  # a call that finishes after the divergence and receives a difference
+        for r, i in enumerate(row_calls):
+            if r != first and calls_a[i].end > since and received[r] > 0:
+                rows[r][-1] = "inherited"
+    rows = [tuple(row) for row in rows]
     headers = ["module", "type", "output shape", "K", "max rel error", "max ULP", "tolerance", "verdict"]
     title = "Module by module (model_a is the reference)"
     return Divergence(module=blamed, table=Table(headers, rows, title=title))

@@ -24,12 +24,14 @@ VERDICTS: dict[str, str] = {
     "within tolerance": "#9ecae1",
     "first divergence": "tab:red",
     "inherited": "#bdbdbd",
+    "diverges too": "#f4a582",
 }
 
 #: What each word of :data:`VERDICTS` means, as the caption under :func:`plot_stages` says it.
 LEGEND = ("same bits: error 0; within tolerance: the module's own rounding plus at most twice the "
           "error it received; first divergence: the module first_divergence names; inherited: after "
-          "it, so not judged")
+          "it and given a difference, so not judged; diverges too: after it, but given the same "
+          "input, and fails")
 
 _OWN_CODE = " (its own code"
 _BEFORE = ", before "
@@ -56,21 +58,24 @@ def verdicts(divergence: object) -> list[str]:
     The row of the first divergence is ``"first divergence"``: the module ``first_divergence``
     names, or for a difference made in a container's own code, ``"<parent> (its own code, before
     <call>)"``, the row of ``<call>``, the first call whose input carries it (``"(model) (its own
-    code)"``: the model's row). Every row after it is ``"inherited"``, whatever
-    ``first_divergence`` printed there, because its input already differed (this reading assumes
-    modules that run one after another, as ``capstone.Net``'s do). A row before it is
-    ``"same bits"`` when its largest error is 0, else ``"within tolerance"``: within the module's
-    own rounding plus at most twice (``amplification``) the error it received, which may be all of
-    its error (see :data:`LEGEND`). Introduced in lesson 12.
+    code)"``: the model's row). A row that ``first_divergence`` marks ``"inherited"`` (it finished
+    after the divergence and was given a difference) is ``"inherited"``; a later row that failed
+    although it was given the same input is ``"diverges too"``, a second cause to look at once the
+    first is fixed. Any other row is ``"same bits"`` when its largest error is 0, else ``"within
+    tolerance"``: within the module's own rounding plus at most twice (``amplification``) the error
+    it received, which may be all of its error (see :data:`LEGEND`). Introduced in lesson 12.
     """
     rows = divergence.table.rows
     first = _first_row(divergence.module, [str(row[0]) for row in rows])
     out = []
     for i, row in enumerate(rows):
+        verdict = str(row[7])
         if first is not None and i == first:
             out.append("first divergence")
-        elif first is not None and i > first:
+        elif verdict == "inherited":
             out.append("inherited")
+        elif first is not None and i > first and verdict.startswith("FAIL"):
+            out.append("diverges too")
         else:
             out.append("same bits" if float(row[4]) == 0.0 else "within tolerance")
     return out
@@ -113,8 +118,10 @@ def plot_stages(stages: Mapping[str, object], title: str = "") -> tuple[Figure, 
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    handles = [Patch(facecolor=colour, edgecolor="0.4", label=kind) for kind, colour in VERDICTS.items()]
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize="small",
+    shown = {kind for divergence in stages.values() for kind in verdicts(divergence)}
+    handles = [Patch(facecolor=colour, edgecolor="0.4", label=kind) for kind, colour in VERDICTS.items()
+               if kind in shown or kind != "diverges too"]
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=5, fontsize="small",
               frameon=False)
     if title:
         ax.set_title(title, fontsize="medium", pad=28)
