@@ -357,3 +357,12 @@ def test_a_diff_into_a_closed_pipe_ends_quietly(tmp_path):
     assert child.wait(timeout=120) == 141
     assert first.startswith("Settings that differ")
     assert "Traceback" not in error and "BrokenPipeError" not in error
+
+
+def test_the_readmes_in_process_one_liner_records_a_fingerprint(tmp_path):
+    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
+    line = re.search(r"`(import json; from helpers\.fingerprint import [^`]+)`", readme).group(1)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
+    assert json.loads((tmp_path / "a.json").read_text())["torch"] == torch.__version__
