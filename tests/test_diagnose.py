@@ -686,3 +686,99 @@ def test_an_input_that_is_an_earlier_output_is_recorded_once_unless_changed_in_p
     assert calls["3"].inputs[0] is not calls["1"].outputs[0]   # ReLU changed it in place
     assert calls["3"].inputs[0] is calls["2"].outputs[0]
     assert not torch.equal(calls["1"].outputs[0], calls["3"].inputs[0])
+
+
+def _sharp_mha(**options) -> nn.MultiheadAttention:
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(D, HEADS, batch_first=True, **options).eval()
+    same = mha._qkv_same_embed_dim
+    with torch.no_grad():
+        for w in [mha.in_proj_weight[: 2 * D]] if same else [mha.q_proj_weight, mha.k_proj_weight]:
+            w.mul_(4)
+    return mha
+
+
+ROOTS = {  # a model that is one module, against its float64 copy, and its inputs
+    "LayerNorm, far from zero": (lambda: nn.LayerNorm(D), (X_SEQ + 300,)),
+    "BatchNorm in training mode, far from zero": (lambda: nn.BatchNorm1d(D).train(), (X_SEQ[:, 0] + 100,)),
+    "sharp attention with other key and value sizes": (
+        lambda: _sharp_mha(kdim=192, vdim=96), (X_SEQ, X_SEQ[..., :192], X_SEQ[..., :96])),
+}
+
+
+@pytest.mark.parametrize("case", ROOTS)
+def test_a_model_that_is_one_module_is_judged_by_the_rule_alone(case):
+    make, x = ROOTS[case]
+    torch.manual_seed(0)
+    model = make()
+    assert first_divergence(model, copy.deepcopy(model).double(), x).module is None
+
+
+class _KeyByName(nn.Module):
+    """Attention called with the value before the key, by keyword, and sizes that tell them apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(D, HEADS, kdim=192, vdim=96, batch_first=True)
+
+    def forward(self, q, k, v):
+        return self.attn(q, value=v, key=k, need_weights=False)[0]
+
+
+def test_attention_reads_its_key_by_name_too():
+    torch.manual_seed(0)
+    model = _KeyByName().eval()
+    inputs = (X_SEQ, X_SEQ[..., :192], X_SEQ[..., :96])
+    assert first_divergence(model, copy.deepcopy(model).double(), inputs).module is None
+    rows = {row[0]: row for row in first_divergence(model, model, inputs).table.rows}
+    assert rows["attn"][3] == D + D // HEADS + 2 * T + D
+
+
+def test_a_tensor_passed_twice_stays_one_tensor_so_self_attention_keeps_its_fast_path():
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(D, HEADS, batch_first=True).eval()
+    slow = _switched(copy.deepcopy(mha), "mha fast path", False)
+    found = first_divergence(mha, slow, (X_SEQ, X_SEQ, X_SEQ), kwargs={"need_weights": False})
+    with torch.no_grad():
+        fast_out = mha(X_SEQ, X_SEQ, X_SEQ, need_weights=False)[0]
+        slow_out = slow(X_SEQ, X_SEQ, X_SEQ, need_weights=False)[0]
+    assert not torch.equal(fast_out, slow_out)           # the two paths differ on this input ...
+    assert found.module is None and found.table.rows[0][4] > 0   # ... and first_divergence saw it
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")  # torch's, from the encoder
+def test_the_encoders_padded_path_is_compared_padded():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(D, HEADS, 4 * D, batch_first=True)
+    model = nn.TransformerEncoder(layer, 2).eval()        # nested tensors for a padding mask, by default
+    mask = torch.zeros(4, T, dtype=torch.bool)
+    mask[:2, T // 2 :] = True
+    kwargs = {"src_key_padding_mask": mask}
+    assert first_divergence(model, copy.deepcopy(model).double(), X_SEQ, kwargs=kwargs).module is None
+    changed = _perturbed("layers.1.linear1.weight", 1e-3)(copy.deepcopy(model))
+    assert first_divergence(model, changed, X_SEQ, kwargs=kwargs).module == "layers.1.linear1"
+
+
+class _Unrolled(nn.Module):
+    """An RNN cell unrolled in the model's own code, from a learned initial state."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.h0 = nn.Parameter(torch.randn(D))
+        self.cell = nn.RNNCell(128, D)
+
+    def forward(self, x):
+        h = self.h0.expand(x.shape[0], -1)
+        for t in range(x.shape[1]):
+            h = self.cell(x[:, t], h)
+        return h
+
+
+def test_a_difference_in_own_code_is_not_blamed_on_the_module_that_amplifies_it():
+    torch.manual_seed(0)
+    model = _Unrolled().eval()
+    changed = _perturbed("h0", 1e-3)(copy.deepcopy(model))
+    found = first_divergence(model, changed, X_RNN[:, :8])
+    assert found.module == "(model) (its own code, before cell)"
+    assert found.table.rows[0][7] == "FAIL (its input)"
+    assert first_divergence(model, copy.deepcopy(model).double(), X_RNN[:, :8]).module is None

@@ -334,7 +334,8 @@ def _python_m(args, tmp_path, env=None):
 def _read_one_line_and_close(child) -> tuple[str, str]:
     first = child.stdout.readline()
     child.stdout.close()
-    return first, child.stderr.read()
+    with child.stderr:
+        return first, child.stderr.read()
 
 
 def test_a_table_into_a_closed_pipe_ends_quietly(tmp_path):
@@ -366,3 +367,9 @@ def test_the_readmes_in_process_one_liner_records_a_fingerprint(tmp_path):
     done = subprocess.run([sys.executable, "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0 and done.stderr == ""
     assert json.loads((tmp_path / "a.json").read_text())["torch"] == torch.__version__
+
+
+def test_an_older_record_without_a_variable_agrees_where_it_is_unset():
+    new = {"torch": "2.13", "python": "3.11", "env.NCCL_ALGO": None, "env.LD_PRELOAD": "libjemalloc.so"}
+    old = {"torch": "2.13", "python": "3.11"}
+    assert diff_fingerprints(old, new).rows == [["env.LD_PRELOAD", "(absent)", "libjemalloc.so"]]

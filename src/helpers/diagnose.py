@@ -126,7 +126,9 @@ def _unknown_length(module: torch.nn.Module, args: tuple) -> int:
     return max(1, k)
 
 
-def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor) -> int:
+def _reduction_length(
+    module: torch.nn.Module, args: tuple, output: torch.Tensor, query_key: tuple | None = None
+) -> int:
     """How many terms each output element of ``module`` sums (its K), along its longest chain of
     sums; 1 for elementwise modules, and a generous bound for modules it does not know."""
     nn = torch.nn
@@ -160,7 +162,7 @@ def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor
     if isinstance(module, nn.MultiheadAttention):
         # the query's projection, its dot products with the keys, the softmax over the keys, the
         # weighted sum of the values, and the output projection, one after another
-        key = args[1] if len(args) > 1 else x
+        key = query_key[1] if query_key else x
         s = _sequence_length(key, module.batch_first)
         return max(module.embed_dim, module.kdim, module.vdim) + module.head_dim + 2 * s + module.embed_dim
     if isinstance(module, nn.RNNBase):
@@ -182,7 +184,7 @@ def _reduction_length(module: torch.nn.Module, args: tuple, output: torch.Tensor
     return _unknown_length(module, args)
 
 
-def _condition(module: torch.nn.Module, args: tuple) -> float:
+def _condition(module: torch.nn.Module, args: tuple, query_key: tuple | None = None) -> float:
     """How much ``module`` may amplify the relative error of its input and of its own first steps.
 
     A softmax turns an absolute error d of a logit into a relative error of about d in its output,
@@ -196,7 +198,7 @@ def _condition(module: torch.nn.Module, args: tuple) -> float:
     if x is None or not x.is_floating_point() or x.numel() == 0:
         return 1.0
     if isinstance(module, nn.MultiheadAttention):
-        return _attention_condition(module, args)
+        return _attention_condition(module, *query_key) if query_key else 1.0
     x = x.detach().to(torch.float64)
     groups = None
     if isinstance(module, (nn.Softmax, nn.LogSoftmax, nn.Softmin)):
@@ -221,14 +223,13 @@ def _condition(module: torch.nn.Module, args: tuple) -> float:
     return c if math.isfinite(c) and c > 1.0 else 1.0
 
 
-def _attention_condition(module: torch.nn.MultiheadAttention, args: tuple) -> float:
+def _attention_condition(
+    module: torch.nn.MultiheadAttention, query: torch.Tensor, key: torch.Tensor
+) -> float:
     """The largest ``|score|`` of ``module``'s softmax (at least 1), computed from its inputs and
     weights: the softmax inside attention turns a relative error of a score into one up to
     ``|score|`` times larger in its output. Masks are ignored (so the bound is an upper one);
-    the batch is scored one item at a time, to bound the memory it takes."""
-    floats = [t for t in args if t.is_floating_point()]
-    query = floats[0]
-    key = floats[1] if len(floats) > 1 else query
+    one item and one head are scored at a time, to bound the memory it takes."""
     e, h, d = module.embed_dim, module.num_heads, module.head_dim
     if module._qkv_same_embed_dim:
         w_q, w_k = module.in_proj_weight[:e], module.in_proj_weight[e : 2 * e]
@@ -245,10 +246,11 @@ def _attention_condition(module: torch.nn.MultiheadAttention, args: tuple) -> fl
             q = torch.nn.functional.linear(qi.double(), w_q.double(), None if b_q is None else b_q.double())
             k = torch.nn.functional.linear(ki.double(), w_k.double(), None if b_k is None else b_k.double())
             q, k = q.reshape(-1, h, d).transpose(0, 1), k.reshape(-1, h, d).transpose(0, 1)
-            scores = (q @ k.transpose(1, 2)) / math.sqrt(d)
-            finite = scores[torch.isfinite(scores)]
-            if finite.numel():
-                worst = max(worst, float(finite.abs().max()))
+            for qh, kh in zip(q, k, strict=True):
+                scores = (qh @ kh.T) / math.sqrt(d)
+                finite = scores[torch.isfinite(scores)]
+                if finite.numel():
+                    worst = max(worst, float(finite.abs().max()))
     return worst
 
 
@@ -273,6 +275,7 @@ class _Call:
     inputs: list[torch.Tensor]
     outputs: list[torch.Tensor] | None = None  # the tensors in its output
     end: int = -1  # when it finished, on the same counter
+    query_key: tuple[torch.Tensor, torch.Tensor] | None = None  # an attention's query and key
 
 
 def _module_names(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
@@ -306,12 +309,21 @@ def _run_recorded(model: torch.nn.Module, inputs: tuple, kwargs: dict) -> list[_
         known = copies.get(id(t))
         if known is not None and known[0]() is t and known[1] == t._version:
             return known[2]
+        if t.is_nested:  # nn.TransformerEncoder's path for padded sequences: compared padded with 0
+            return t.detach().to_padded_tensor(0.0)
         return t.detach().clone()
 
     def before(name):
         def hook(module, args, kwargs):
-            tensors = [copy_of(t) for t in _tensors(args) + _tensors(kwargs)]
-            stack.append(_Call(name, module, counter[0], tensors))
+            originals = _tensors(args) + _tensors(kwargs)
+            copied = {id(t): copy_of(t) for t in originals}  # a tensor passed twice is copied once
+            call = _Call(name, module, counter[0], [copied[id(t)] for t in originals])
+            if isinstance(module, torch.nn.MultiheadAttention):
+                query = args[0] if args else kwargs.get("query")
+                key = args[1] if len(args) > 1 else kwargs.get("key", query)
+                if isinstance(query, torch.Tensor) and isinstance(key, torch.Tensor):
+                    call.query_key = (copied[id(query)], copied[id(key)])
+            stack.append(call)
             counter[0] += 1
 
         return hook
@@ -375,21 +387,26 @@ def _placement(model: torch.nn.Module) -> tuple[torch.device, torch.dtype | None
     return device, dtype
 
 
-def _moved(value: object, model: torch.nn.Module) -> object:
+def _moved(value: object, model: torch.nn.Module, memo: dict | None = None) -> object:
     """A copy of ``value`` for ``model``: its tensors (also in a tuple, list or dict) on the model's
     device, floating ones in its dtype, so that an in-place operation in it changes neither the
-    caller's tensors nor the other model's inputs; anything else unchanged."""
+    caller's tensors nor the other model's inputs; anything else unchanged. A tensor given twice
+    gets one copy (``attn(x, x, x)`` stays self-attention, whose fast path checks ``query is key``)."""
+    memo = {} if memo is None else memo
     device, dtype = _placement(model)
     if isinstance(value, torch.Tensor):
-        if dtype is not None and value.is_floating_point():
-            return value.detach().to(device=device, dtype=dtype).clone()
-        return value.detach().to(device).clone()
+        if id(value) not in memo:
+            if dtype is not None and value.is_floating_point():
+                memo[id(value)] = value.detach().to(device=device, dtype=dtype).clone()
+            else:
+                memo[id(value)] = value.detach().to(device).clone()
+        return memo[id(value)]
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple (PackedSequence)
-        return type(value)(*(_moved(v, model) for v in value))
+        return type(value)(*(_moved(v, model, memo) for v in value))
     if isinstance(value, (tuple, list)):
-        return type(value)(_moved(v, model) for v in value)
+        return type(value)(_moved(v, model, memo) for v in value)
     if isinstance(value, Mapping):
-        return {key: _moved(v, model) for key, v in value.items()}
+        return {key: _moved(v, model, memo) for key, v in value.items()}
     return value
 
 
@@ -551,8 +568,8 @@ def _judge(
         e, ok, _ = _compare(xs, ys, 0.0, None, device, memo)
         return (kind, _shapes(xs), "-", e, None, 0.0, "pass" if ok else "FAIL"), e, ok
     dtype = max((_coarser(x.dtype, y.dtype) for x, y in floats), key=lambda d: torch.finfo(d).eps)
-    k = _reduction_length(a.module, tuple(a.inputs), floats[0][0])
-    condition = _condition(a.module, tuple(a.inputs))
+    k = _reduction_length(a.module, tuple(a.inputs), floats[0][0], a.query_key)
+    condition = _condition(a.module, tuple(a.inputs), a.query_key)
     tol = condition * (_own_tolerance(dtype, k, safety) + amplification * e_in)
     e, ok, ulp = _compare(xs, ys, tol, atol, device, memo)
     return (kind, _shapes(xs), k, e, ulp, tol, "pass" if ok else "FAIL"), e, ok
@@ -606,6 +623,35 @@ def _own_code_length(call: _Call) -> int:
     return 1 if _known_elementwise(call.module) else _unknown_length(call.module, tuple(call.inputs))
 
 
+def _code_before(
+    i: int,
+    calls_a: list[_Call],
+    calls_b: list[_Call],
+    labels: list[str],
+    errors: list[float | None],
+    e_model_in: float,
+    device: torch.device,
+    safety: float,
+    amplification: float,
+    memo: dict,
+) -> str | None:
+    """``"<parent> (its own code, before <call>)"`` when call ``i``'s input differs by more than
+    ``amplification`` times the largest error that existed when it started (of the model's inputs
+    and of the calls finished by then) plus the rounding its parent's own code may add; else None."""
+    a, b = calls_a[i], calls_b[i]
+    dtype = _input_dtype(a, b)
+    e_in = _incoming_error(a, b, device, memo)
+    parents = [j for j, c in enumerate(calls_a) if c.start < a.start and c.end > a.end]
+    if e_in == 0.0 or not parents:
+        return None
+    parent = max(parents, key=lambda j: calls_a[j].start)
+    before = [errors[j] for j, c in enumerate(calls_a) if c.end < a.start and errors[j] is not None]
+    explained = amplification * max([e_model_in, *before]) + (
+        _own_tolerance(dtype, _own_code_length(calls_a[parent]), safety) if dtype is not None else 0.0
+    )
+    return f"{labels[parent]} (its own code, before {labels[i]})" if e_in > explained else None
+
+
 def _own_code(
     calls_a: list[_Call],
     calls_b: list[_Call],
@@ -625,6 +671,8 @@ def _own_code(
     ``"<parent> (its own code, before <call>)"``; if none does and the output is not explained by
     those errors either, ``"(model) (its own code)"``.
     """
+    if len(calls_a) == 1:  # a model that calls no module: the rule has judged all its code
+        return None
     root_a, root_b = calls_a[-1], calls_b[-1]
     xs, ys = [_real(t) for t in root_a.outputs or []], [_real(t) for t in root_b.outputs or []]
     pairs = [(x, y) for x, y in zip(xs, ys, strict=False) if x.is_floating_point() and y.is_floating_point()]
@@ -638,21 +686,11 @@ def _own_code(
     e_model_in = _incoming_error(root_a, root_b, device, memo)
     order = sorted(range(len(calls_a) - 1), key=lambda i: calls_a[i].start)
     for i in order:
-        a, b = calls_a[i], calls_b[i]
-        dtype = _input_dtype(a, b)
-        e_in = _incoming_error(a, b, device, memo)
-        if e_in == 0.0:
-            continue
-        before = [errors[j] for j, c in enumerate(calls_a) if c.end < a.start and errors[j] is not None]
-        parent = max(
-            (j for j, c in enumerate(calls_a) if c.start < a.start and c.end > a.end),
-            key=lambda j: calls_a[j].start,
+        found = _code_before(
+            i, calls_a, calls_b, labels, errors, e_model_in, device, safety, amplification, memo
         )
-        explained = amplification * max([e_model_in, *before]) + (
-            _own_tolerance(dtype, _own_code_length(calls_a[parent]), safety) if dtype is not None else 0.0
-        )
-        if e_in > explained:
-            return f"{labels[parent]} (its own code, before {labels[i]})", i
+        if found is not None:
+            return found, i
     inner = [e for e in errors[:-1] if e is not None]
     if e_out > amplification * max([e_model_in, *inner]) + tol_out:
         return f"{ROOT} (its own code)", len(calls_a) - 1
@@ -686,20 +724,26 @@ def first_divergence(
     The rule: a module passes when ``e <= tol``, where ``tol = c * (rtol(K) + amplification * e_in)``.
     ``rtol(K)`` is ``reduction_tolerances(dtype, K, safety=rtol_safety)``'s rtol for the coarser
     of the two output dtypes and the module's reduction length ``K``, the number of terms along
-    its longest chain of sums: ``in_features`` for a Linear, ``in_channels / groups *
-    prod(kernel_size)`` for a convolution, the normalized size for LayerNorm, GroupNorm and
-    InstanceNorm, for BatchNorm 1 in eval mode and ``N * spatial size`` in training mode, the
-    softmax length, the pooling window; for MultiheadAttention the input projection, the dot
+    its longest chain of sums: ``in_features`` for a Linear, ``in1_features * in2_features`` for
+    a Bilinear, ``in_channels / groups * prod(kernel_size)`` for a convolution, the normalized
+    size for LayerNorm, RMSNorm, GroupNorm and InstanceNorm, for BatchNorm 1 in eval mode and
+    ``N * spatial size`` in training mode, the softmax length (Softmax2d: the channels), the
+    pooling window (adaptive average pooling: input size / output size, rounded up), 2 per
+    spatial dimension for Upsample, the bag length for a summing or averaging EmbeddingBag
+    (2-D input), else its number of indices; for MultiheadAttention the input projection, the dot
     product of a head, the softmax and the weighted sum over the ``S`` keys, and the output
     projection (``max(embed_dim, kdim, vdim) + head_dim + 2 S + embed_dim``); for an RNN, LSTM or
-    GRU, ``T * (layer input + hidden size)`` summed over its layers, since each of the ``T`` steps
-    sums its input and the previous hidden state and passes its error on to the next. Elementwise
+    GRU, ``T * (layer input + h)`` summed over its layers, ``h`` being ``proj_size`` or else
+    ``hidden_size`` (with ``proj_size``, plus ``hidden_size`` per layer for the projection),
+    since each of the ``T`` steps sums its input and the previous hidden state and passes its
+    error on to the next; for an RNN, LSTM or GRU cell, ``input_size + hidden_size``. Elementwise
     modules (activations, dropout, reshaping, padding, max pooling, embedding lookups) and the
     containers whose own code only adds (``Sequential``, the ``Transformer*`` layers) have K = 1.
     A module it does not know, your own included, is judged generously, as if its code summed
-    along every dimension of its largest floating input in turn and then over the fan-in of each
-    of its own parameters of two or more dimensions (``(B, T, E)`` and one ``E x E`` weight: K =
-    B + T + 2E); the same K bounds what its own code adds between the calls it makes.
+    along every dimension of its largest floating input in turn and then along one more
+    dimension per own parameter of two or more dimensions, of that parameter's size divided by
+    its first dimension (``(B, T, E)`` and one ``E x E`` weight: K = B + T + 2E); the same K
+    bounds what its own code adds between the calls it makes.
     ``e_in`` is the largest error among the module's inputs and, for a container, the outputs of
     the modules it ran. In words: each module may add the rounding error of its own sums, and may
     pass on, at most doubled by default, the error it was given; the first that does more is
@@ -739,10 +783,16 @@ def first_divergence(
     Limits: the hooks change what runs where a module checks for them: a
     ``TransformerEncoderLayer`` with hooks skips its fused fast path
     (``torch._transformer_encoder_layer_fwd``), so a difference that only that path makes is not
-    observed here. A forward pass wholly under autocast passes by design, since each module is
-    judged against the rounding of its coarser dtype: look for identical inputs and a nonzero
-    error. It compares what two models compute on the same weights and inputs: compare two
-    served copies of one trained model, not two trainings.
+    observed here. The models run under ``torch.no_grad()``, so modules that choose a path by grad
+    mode take their inference path: ``nn.MultiheadAttention``'s fast path and
+    ``nn.TransformerEncoder``'s nested tensors for a padding mask (compared here padded with
+    zeros), even where your training run, with gradients, takes another. A forward pass wholly
+    under autocast passes by design, since each module is judged against the rounding of its
+    coarser dtype: look for identical inputs and a nonzero error. The allowance grows with K, so a
+    small planted change in a long recurrent layer can pass (a one-layer LSTM with input and hidden
+    size 512 over 256 steps: K = 262,144, rtol about 1.2e-4 in float32). It compares what two
+    models compute on the same weights and inputs: compare two served copies of one trained model,
+    not two trainings.
 
     Raises:
         TypeError: a model is not a ``torch.nn.Module``, ``inputs`` is not a tensor or a tuple of
@@ -765,8 +815,8 @@ def first_divergence(
     if kwargs is not None and not isinstance(kwargs, Mapping):
         raise TypeError(f"kwargs must be a dict of keyword inputs, got a {type(kwargs).__name__}")
     kwargs = dict(kwargs or {})
-    calls_a = _run_seeded(model_a, _moved(inputs, model_a), _moved(kwargs, model_a))
-    calls_b = _run_seeded(model_b, _moved(inputs, model_b), _moved(kwargs, model_b))
+    calls_a = _run_seeded(model_a, *_moved((inputs, kwargs), model_a))
+    calls_b = _run_seeded(model_b, *_moved((inputs, kwargs), model_b))
     if [c.name for c in calls_a] != [c.name for c in calls_b]:
         i = next(
             (i for i, (x, y) in enumerate(zip(calls_a, calls_b, strict=False)) if x.name != y.name),
@@ -800,7 +850,18 @@ def first_divergence(
             received.append(e_in)
             if not ok and blamed is None:
                 blamed, first = label, len(rows) - 1
-    since = None if first is None else calls_a[row_calls[first]].end  # when the divergence is there
+                # its input may already differ by more than anything before explains: then the
+                # code that made the input is to blame, not the module that amplified it
+                e_model_in = _incoming_error(calls_a[-1], calls_b[-1], device, memo)
+                code = _code_before(
+                    i, calls_a, calls_b, labels, errors, e_model_in, device, rtol_safety, amplification, memo
+                )
+                if code is not None:
+                    blamed, rows[-1][-1] = code, "FAIL (its input)"
+    since = None  # when the divergence is there: after the failing call, or as its input arrives
+    if first is not None:
+        failed = calls_a[row_calls[first]]
+        since = failed.end if rows[first][-1] == "FAIL" else failed.start
     if blamed is None and calls_a:
         found = _own_code(calls_a, calls_b, labels, errors, device, rtol_safety, atol, amplification, memo)
         if found is not None:

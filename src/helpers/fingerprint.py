@@ -301,11 +301,12 @@ def diff_fingerprints(
     """The settings in which two fingerprints differ: a Table with headers ``["setting", "a", "b"]``.
 
     One row per key whose values differ, sorted by key; a key that only one side has shows
-    ``"(absent)"`` on the other. Zero rows (``len(table.rows) == 0``) when nothing differs. ``a``
-    and ``b`` are what :func:`fingerprint` returns or what ``json.load`` reads back from a file it
-    was written to; any flat dict of settings is accepted, so a few chosen keys can be compared too
-    (the command line, which reads files, refuses one that is not a fingerprint). Introduced in
-    lesson 12.
+    ``"(absent)"`` on the other, except an ``env.*`` variable that is unset (None) on the side that
+    has it: a record made when that variable was not yet looked at agrees with it. Zero rows
+    (``len(table.rows) == 0``) when nothing differs. ``a`` and ``b`` are what :func:`fingerprint`
+    returns or what ``json.load`` reads back from a file it was written to; any flat dict of
+    settings is accepted, so a few chosen keys can be compared too (the command line, which reads
+    files, refuses one that is not a fingerprint). Introduced in lesson 12.
 
     Raises:
         TypeError: ``a`` or ``b`` is not a mapping, has a key that is not a str, or a value that is
@@ -317,7 +318,12 @@ def diff_fingerprints(
     absent = "(absent)"
     rows = []
     for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b or _differ(a[key], b[key]):
+        if key.startswith("env.") and (key not in a or key not in b):
+            # a variable an older record did not look at: unset (None) there is no difference
+            x, y = a.get(key), b.get(key)
+            if x is not None or y is not None:
+                rows.append((key, a.get(key, absent), b.get(key, absent)))
+        elif key not in a or key not in b or _differ(a[key], b[key]):
             rows.append((key, a.get(key, absent), b.get(key, absent)))
     return Table(["setting", "a", "b"], rows, title=title)
 
