@@ -18,7 +18,12 @@ causes:
 5. the reloaded model left in training mode, so its Dropout is active at evaluation.
 
 Causes 2 to 5 change the result on any CPU. Each cause has a switch in :class:`Config` that
-removes it. The lesson prints this module's source, so nothing is hidden. Introduced in lesson 12.
+removes it. The lesson prints these parts of the module's source. Introduced in lesson 12.
+
+Section 12.6 is a hunt: a server that predicts with a checkpoint of the fixed configuration, through
+:func:`server_model` and the ``server`` command, and disagrees with :func:`load` and the ``laptop``
+command. The server's start-up settings and its loading code are a colleague's deployment, in
+``helpers/lessons/capstone_server.py``, the hunt's answer: a reader finds what differs with the tools.
 """
 
 from __future__ import annotations
@@ -35,7 +40,10 @@ from torch import nn
 
 from helpers.determinism import deterministic_mode
 
-__all__ = ["A", "B", "Config", "NoisyBags", "Net", "Result", "configured", "serve", "test_bags", "train"]
+__all__ = [
+    "A", "B", "SERVING", "Config", "NoisyBags", "Net", "Result", "configured", "load", "serve",
+    "server_model", "test_bags", "train",
+]
 
 FEATURES, ITEMS = 8, 64  # each sample is a bag of 64 items with 8 features
 
@@ -209,10 +217,57 @@ def train(config: Config) -> Result:
     return Result(losses, model, predictions)
 
 
+# --- Section 12.6, the hunt: the laptop's way and the server's way of serving a checkpoint ---------
+
+#: The code the laptop and the server serve with: statistics in buffers (section 12.4's fix).
+SERVING = Config("serving", deterministic=True, data_seed=0, stats_as_buffers=True, eval_after_load=True)
+
+
+def load(state_dict: dict[str, torch.Tensor]) -> Net:
+    """The model as the laptop serves it: built with :data:`SERVING`'s code, loaded strictly, in eval mode."""
+    model = Net(SERVING)
+    model.load_state_dict(state_dict)
+    return model.eval()
+
+
+def server_model(state_dict: dict[str, torch.Tensor]) -> Net:
+    """The model as the server's code builds and loads it from ``state_dict``, in eval mode.
+
+    Only the model: the server process's start-up settings are made by the ``server`` command
+    (:func:`_main`) before it calls this function, not here.
+    """
+    from helpers.lessons import capstone_server
+
+    return capstone_server.server_model(state_dict)
+
+
+def _serve_process(side: str, checkpoint: str) -> dict:
+    """What the ``laptop`` or ``server`` command records: its fingerprint and its predictions."""
+    from helpers.fingerprint import fingerprint
+    from helpers.lessons import capstone_server
+
+    if side == "server":
+        capstone_server.start_up()
+    state = torch.load(checkpoint)
+    model = (server_model if side == "server" else load)(state)
+    with torch.no_grad():
+        predictions = model(*test_bags())
+    return {"fingerprint": fingerprint(), "predictions": predictions.tolist()}
+
+
 def _main(argv: list[str]) -> None:
-    """``python -m helpers.lessons.capstone A|B OUT.json``: train one configuration, record it as JSON."""
+    """``python -m helpers.lessons.capstone A|B OUT.json``: train one configuration, record it as JSON.
+
+    ``python -m helpers.lessons.capstone laptop|server CHECKPOINT OUT.json``: serve a checkpoint, record it.
+    """
+    usage = "usage: python -m helpers.lessons.capstone A|B OUT.json | laptop|server CHECKPOINT OUT.json"
+    if len(argv) == 3 and argv[0] in ("laptop", "server"):
+        record = _serve_process(argv[0], argv[1])
+        with open(argv[2], "w", encoding="utf-8") as out:
+            json.dump(record, out)
+        return
     if len(argv) != 2 or argv[0] not in ("A", "B"):
-        raise SystemExit("usage: python -m helpers.lessons.capstone A|B OUT.json")
+        raise SystemExit(usage)
     from helpers.fingerprint import fingerprint
 
     config = {"A": A, "B": B}[argv[0]]
