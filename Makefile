@@ -18,6 +18,7 @@ $(VENV)/.lab: pyproject.toml requirements/constraints.txt
 	@test -x $(PY) || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "The course needs Python 3.11 or newer; try: make lab PYTHON=python3.11")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
+	$(PY) -m tools.cpu_torch $(PINS)  # Linux without an NVIDIA GPU: the CPU build of torch (tools/cpu_torch.py)
 	$(PIP) install --quiet $(PINS) -e .
 	@# ipykernel's installer leaves an empty tmp*_kernels folder in TMPDIR: give it one of its own
 	scratch=$$(mktemp -d) && TMPDIR=$$scratch $(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null; status=$$?; rm -rf "$$scratch"; exit $$status
