@@ -1,4 +1,5 @@
-"""The generators in tools/: lesson descriptions, navigation, tables, and output refresh helpers."""
+"""The generators in tools/: lesson descriptions, navigation, launch links and the set-up cell, tables, and
+output refresh helpers."""
 
 from __future__ import annotations
 
@@ -63,6 +64,96 @@ def test_navigation_links_neighbours_and_index():
     assert last.endswith("[Index](00_start_here.ipynb)")
 
 
+SETTING = ("https://github.com/owner/name", "branch")
+BLOB = "owner/name/blob/branch/notebooks"
+
+
+def test_launch_line_opens_the_notebook_in_colab_and_kaggle():
+    assert course.launch_line("solutions/03_s.ipynb", SETTING) == (
+        f"[Open in Colab](https://colab.research.google.com/github/{BLOB}/solutions/03_s.ipynb) · "
+        f"[Open in Kaggle](https://kaggle.com/kernels/welcome?src=https://github.com/{BLOB}/solutions/03_s.ipynb)"
+    )
+
+
+def test_the_repository_setting_is_read_from_pyproject_and_must_be_on_github(tmp_path, monkeypatch):
+    monkeypatch.setattr(course, "PYPROJECT", tmp_path / "pyproject.toml")
+    setting = '[tool.course]\nrepository = "https://github.com/someone/fork/"\nbranch = "dev"\n'
+    course.PYPROJECT.write_text(setting, encoding="utf-8")
+    assert course.repository() == ("https://github.com/someone/fork", "dev")
+    course.PYPROJECT.write_text(setting.replace("github.com", "gitlab.com"), encoding="utf-8")
+    with pytest.raises(ValueError, match="must be https://github.com/<owner>/<name>"):
+        course.repository()
+
+
+def test_the_set_up_cell_wraps_a_long_address_at_110_columns(monkeypatch):
+    short = course.setup_source(("https://github.com/o/n", "main")).splitlines()
+    assert short[-2].endswith('"fp-determinism-course @ git+https://github.com/o/n@main",')
+    assert short[-1].endswith(f'"{course._TORCHAO}"], check=True)')
+    monkeypatch.setattr(course, "SETUP_PACKAGES", course.SETUP_PACKAGES[:1])  # the helpers alone, last
+    long = course.setup_source(("https://github.com/" + "o" * 25 + "/n", "main")).splitlines()
+    assert long[-1] == " " * 19 + "check=True)" and max(map(len, long)) <= 110
+    for lines in (short, long):
+        compile("\n".join(lines), "<set-up cell>", "exec")
+
+
+def companion(path: Path) -> None:
+    nb = notebook("# Recipes\n\n*What to do.*", "import torch", "x = 1", "gpu_only()")
+    nb.cells.insert(2, nbformat.v4.new_markdown_cell("Words."))
+    nb.cells[1].execution_count, nb.cells[3].execution_count = 1, 2  # the gpu cell was not run
+    nbformat.write(nb, path)
+
+
+def test_a_companion_gets_its_launch_line_and_a_set_up_cell_numbered_as_a_clean_run(tmp_path):
+    path = tmp_path / "recipes.ipynb"
+    companion(path)
+    path.write_text(course.updated_companion(path, "appendix/recipes.ipynb", SETTING), encoding="utf-8")
+    cells = course.read(path).cells
+    assert cells[1].source == course.LAUNCH + "\n" + course.launch_line("appendix/recipes.ipynb", SETTING)
+    assert course.is_setup(cells[2]) and cells[2].source == course.setup_source(SETTING)
+    code = [(c.source, c.execution_count) for c in cells if c.cell_type == "code"]
+    assert code[1:] == [("import torch", 2), ("x = 1", 3), ("gpu_only()", None)]
+    assert code[0][1] == 1 and cells[2].outputs == []
+    # writing again changes nothing; another repository changes the links and the cell, nothing else
+    before = path.read_text(encoding="utf-8")
+    assert course.updated_companion(path, "appendix/recipes.ipynb", SETTING) == before
+    moved = course.updated_companion(path, "appendix/recipes.ipynb", ("https://github.com/x/y", "main"))
+    assert moved != before and "owner/name" not in moved
+    counts = [c.execution_count for c in nbformat.reads(moved, as_version=4).cells if c.cell_type == "code"]
+    assert counts == [1, 2, 3, None]
+
+
+def test_a_notebook_never_run_gets_a_set_up_cell_never_run(tmp_path):
+    path = tmp_path / "recipes.ipynb"
+    nbformat.write(notebook("# Recipes\n\n*What to do.*", "import torch"), path)
+    text = course.updated_companion(path, "appendix/recipes.ipynb", SETTING)
+    cells = nbformat.reads(text, as_version=4).cells
+    assert course.is_setup(cells[2]) and [c.execution_count for c in cells[2:]] == [None, None]
+
+
+def test_a_lessons_top_navigation_carries_the_launch_line_and_its_bottom_one_does_not(tmp_path):
+    written = []
+    for lesson in lessons():
+        path = tmp_path / lesson.name
+        nbformat.write(notebook(FIRST, "1 + 1"), path)  # no navigation yet: the pair is built
+        written.append(course.Lesson(path, lesson.number, lesson.title, lesson.summary, lesson.hardware))
+    text = course.updated_notebook(written, 1, SETTING)
+    cells = nbformat.reads(text, as_version=4).cells
+    nav = course.nav_source(written, 1)
+    assert cells[1].source == nav + "\n\n" + course.launch_line("01_x.ipynb", SETTING)
+    assert cells[-1].source == nav
+    assert course.is_setup(cells[2]) and cells[3].source == "1 + 1"
+    written[1].path.write_text(text, encoding="utf-8")
+    assert course.updated_notebook(written, 1, SETTING) == text
+
+
+def test_check_fails_when_the_links_name_another_repository(monkeypatch, capsys):
+    monkeypatch.setattr(course, "repository", lambda: ("https://github.com/someone/fork", "main"))
+    assert course.main(["course", "check"]) == 1  # nothing is written by check
+    stale = capsys.readouterr().out
+    for name in ("00_start_here.ipynb", "solutions/03_solutions.ipynb", "appendix/recipes.ipynb"):
+        assert f"out of date: notebooks/{name}" in stale, name
+
+
 def test_readme_table_shows_learning_and_run_times_or_says_not_measured(tmp_path):
     written = []
     for lesson in lessons():
@@ -93,6 +184,11 @@ def test_learning_time_counts_words_cells_and_exercises_and_sets_optional_parts_
     path = tmp_path / "07_a_lesson.ipynb"
     nbformat.write(nb, path)
     time = course.learning_time(path)
+    # the generated cells take no time: the launch line and the set-up cell
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell(course.LAUNCH + "\n" + course.launch_line("x", SETTING)))
+    nb.cells.insert(2, nbformat.v4.new_code_cell(course.setup_source(SETTING)))
+    nbformat.write(nb, path)
+    assert course.learning_time(path) == time
     assert time.core == 65  # 20 + 10 + 12 + 20 + a few heading words, rounded up to 5; <details> not read
     assert time.full == 125  # and three times 20 minutes of optional reading
 

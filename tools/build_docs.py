@@ -7,7 +7,9 @@ sidebar with every lesson, solution and appendix page in order, full-text search
 next links, rendered math and a light and a dark mode. The builder stages a copy of
 ``notebooks/`` with a generated ``index.md`` (the lesson table from each lesson's first cell, and
 the table of contents) in a temporary folder, and runs Sphinx on it. The staged lessons lose
-their own previous/index/next lines: the sidebar and the footer's links replace them.
+their own previous/index/next lines: the sidebar and the footer's links replace them. The staged
+notebooks also lose their Colab and Kaggle links and their set-up cell (``tools/course.py``): each
+page's launch menu replaces them, and opens the notebook, both included, from the repository.
 
 - Nothing is re-executed (``nb_execution_mode = "off"``): the pages show exactly the outputs stored
   in the notebooks, the committed CPU run. A notebook with a code cell that was never run (other
@@ -39,7 +41,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.course import NAV, ROOT, SUMMARY, describe, lesson_paths
+from tools.course import LAUNCH, NAV, ROOT, SUMMARY, describe, is_setup, lesson_paths, repository
 
 CONF = ROOT / "tools" / "site"
 VENDOR = ROOT / ".cache" / "docs-vendor"
@@ -78,8 +80,8 @@ WIDGET_NOTE = (
 
 
 def intro() -> str:
-    address = os.environ.get("COURSE_SITE_REPOSITORY", "")  # e.g. https://github.com/<owner>/<name>
-    repository = f"[the course's repository]({address})" if address else "the course's repository"
+    # the repository the pages link to, as in conf.py: the site workflow's, or pyproject.toml's
+    address = os.environ.get("COURSE_SITE_REPOSITORY") or repository()[0]
     return f"""\
 # Same code, different numbers
 
@@ -88,8 +90,9 @@ model between devices, and what to do about it.*
 
 These pages show each lesson with the outputs it printed when the notebooks were last executed, \
 on a CPU; cells that need a GPU were not run there. Your own numbers may differ in the last \
-digits, and each lesson says why. To run the lessons yourself, clone {repository} and follow its \
-README: two commands set it up and open JupyterLab.
+digits, and each lesson says why. To run a lesson yourself, open it in Colab or Kaggle from the \
+launch menu (the rocket) at the top of its page, or clone [the course's repository]({address}) and \
+follow its README: `make lab` sets it up and opens JupyterLab.
 """
 
 
@@ -223,8 +226,12 @@ def stage(source: Path, notebooks: Path) -> None:
         missing = unexecuted(nb)
         if missing:
             raise SystemExit(f"{path.name}: code cells {missing} were never run; run `make execute` first")
-        # the lessons' own previous/index/next lines: the site's sidebar and page footers replace them
-        nb.cells = [c for c in nb.cells if not (c.cell_type == "markdown" and c.source.startswith(NAV))]
+        # the lessons' own previous/index/next lines: the site's sidebar and page footers replace them;
+        # the launch links and the set-up cell: the page's launch menu replaces them
+        nb.cells = [
+            c for c in nb.cells
+            if not (c.cell_type == "markdown" and c.source.startswith((NAV, LAUNCH))) and not is_setup(c)
+        ]
         nb.cells = [cell for c in nb.cells for cell in with_widget_note(c)]
         for c in nb.cells:  # a check collapsed in JupyterLab is collapsed on the site too
             if c.cell_type == "code" and c.metadata.get("jupyter", {}).get("source_hidden"):

@@ -1,13 +1,15 @@
 """Generate what must stay in sync with the lessons: navigation cells, the lesson map in
-00_start_here, and the lesson table in README.md.
+00_start_here, the lesson table in README.md, and in every notebook (lessons, solutions, appendix)
+a line of links that open it in Colab or Kaggle and a first code cell that sets it up there.
 
     python -m tools.course write   # rewrite whatever is out of date, list what changed
     python -m tools.course check   # exit 1 and list what is out of date
     python -m tools.course work    # copy into work/ (git-ignored) the notebooks it lacks: make lab
 
 Each lesson's first markdown cell is the single source: its '# NN · Title' heading, an italic
-one-line summary, and a '**Hardware:**' line. Generated cells are found by an HTML comment
-marker, so rerunning is safe.
+one-line summary, and a '**Hardware:**' line. The links name the repository and branch set in
+pyproject.toml ([tool.course]). Generated markdown cells are found by an HTML comment marker, the
+set-up cell by its first line, so rerunning is safe.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import re
 import shutil
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,14 +27,27 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 README = ROOT / "README.md"
+PYPROJECT = ROOT / "pyproject.toml"
 RUN_TIMES = ROOT / "tools" / "run_times.json"
 INDEX = "00_start_here.ipynb"
 NAV = "<!-- nav -->"
 MAP = "<!-- lesson-map -->"
+LAUNCH = "<!-- launch -->"  # marks the launch line of a solution or appendix notebook (a lesson's: nav-top)
 TABLE_START, TABLE_END = "<!-- lessons:start -->", "<!-- lessons:end -->"
 TITLE = re.compile(r"^# (\d\d) · (.+)$", re.M)
 SUMMARY = re.compile(r"^\*([^*].*[^*])\*$", re.M)
 HARDWARE = re.compile(r"^\*\*Hardware:\*\* (.+)$", re.M)
+GITHUB = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+$")
+SETUP_FIRST_LINE = (
+    "# Colab or Kaggle only: install the course's helpers, keeping the platform's torch. Elsewhere: nothing."
+)
+# What the set-up cell installs on Colab and Kaggle, with --no-deps: the platform's torch, NumPy,
+# matplotlib and ipywidgets stay as they are. {repository} and {branch} are the [tool.course] setting.
+# torchao at the course's pin too: lesson 09 needs 0.18's Int8Tensor, and Colab's image has 0.10
+# (docs/colab.md); without dependencies it leaves torch alone.
+_TORCHAO = next(line for line in (ROOT / "requirements" / "constraints.txt").read_text().splitlines()
+                if line.startswith("torchao=="))
+SETUP_PACKAGES = ("fp-determinism-course @ git+{repository}@{branch}", _TORCHAO)
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,53 @@ def describe(path: Path) -> Lesson:
     if not path.name.startswith(number + "_"):
         raise ValueError(f"{path.name}: the title says lesson {number}")
     return Lesson(path, number, title, found["summary"].group(1).strip(), found["hardware"].group(1).strip())
+
+
+def repository() -> tuple[str, str]:
+    """The course's repository on GitHub and its branch: the [tool.course] setting in pyproject.toml."""
+    setting = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["course"]
+    address, branch = setting["repository"].rstrip("/"), setting["branch"]
+    if not GITHUB.match(address):
+        raise ValueError(f"[tool.course] repository must be https://github.com/<owner>/<name>, not {address}")
+    return address, branch
+
+
+def colab_url(address: str, branch: str, path: str) -> str:
+    """Colab's page for the notebook at ``path`` in the GitHub repository at ``address``."""
+    return f"https://colab.research.google.com/github/{address.removeprefix('https://github.com/')}/blob/{branch}/{path}"
+
+
+def kaggle_url(address: str, branch: str, path: str) -> str:
+    """Kaggle's page that imports the notebook at ``path`` in the GitHub repository at ``address``."""
+    return f"https://kaggle.com/kernels/welcome?src={address}/blob/{branch}/{path}"
+
+
+def launch_line(name: str, setting: tuple[str, str]) -> str:
+    """Links that open ``name`` (a path under notebooks/) in Colab and in Kaggle."""
+    path = f"notebooks/{name}"
+    return f"[Open in Colab]({colab_url(*setting, path)}) · [Open in Kaggle]({kaggle_url(*setting, path)})"
+
+
+def setup_source(setting: tuple[str, str]) -> str:
+    """The first code cell of every notebook: on Colab or Kaggle it installs the course's helpers."""
+    address, branch = setting
+    lines = [
+        SETUP_FIRST_LINE,
+        "import os, subprocess, sys",
+        'if "google.colab" in sys.modules or "KAGGLE_KERNEL_RUN_TYPE" in os.environ:',
+        '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",',
+    ]
+    packages = [" " * 20 + f'"{p.format(repository=address, branch=branch)}"' for p in SETUP_PACKAGES]
+    lines += [p + "," for p in packages[:-1]]
+    if len(packages[-1] + "], check=True)") <= 110:  # the course's line length
+        lines.append(packages[-1] + "], check=True)")
+    else:
+        lines += [packages[-1] + "],", " " * 19 + "check=True)"]
+    return "\n".join(lines)
+
+
+def is_setup(cell) -> bool:
+    return cell.cell_type == "code" and cell.source.startswith(SETUP_FIRST_LINE)
 
 
 def nav_source(lessons: list[Lesson], i: int) -> str:
@@ -134,7 +197,7 @@ def learning_time(path: Path) -> LearningTime:
     for cell in read(path).cells:
         text = cell.source
         if cell.cell_type == "markdown":
-            if text.startswith((NAV, MAP)):
+            if text.startswith((NAV, MAP, LAUNCH)):
                 continue
             for heading in re.finditer(r"^(#+) (.*)$", text, flags=re.M):
                 level = len(heading.group(1))
@@ -147,6 +210,8 @@ def learning_time(path: Path) -> LearningTime:
             prose = URL.sub("", DETAILS.sub(" ", text))
             minutes = len(re.findall(r"[A-Za-z0-9]+", prose)) / WORDS_PER_MINUTE
             minutes += sum(EXERCISE_MINUTES[kind.lower()] for kind in EXERCISE.findall(text))
+        elif is_setup(cell):  # it does nothing outside Colab and Kaggle, and there it only installs
+            continue
         elif cell.cell_type == "code":  # a collapsed check is one click away: not read on a first pass
             minutes = 0 if cell.metadata.get("jupyter", {}).get("source_hidden") else MINUTES_PER_CELL
         else:
@@ -201,22 +266,59 @@ def _set_marked_cell(nb, marker: str, source: str, position: int | None, cell_id
         nb.cells.insert(position if position >= 0 else len(nb.cells), cell)
 
 
-def updated_notebook(lessons: list[Lesson], i: int) -> str:
+def _set_setup_cell(nb, source: str) -> None:
+    """Give the set-up cell ``source``; insert it before the first code cell if there is none."""
+    hits = [c for c in nb.cells if is_setup(c)]
+    for cell in hits:
+        cell.source = source
+    if hits:
+        return
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    cell = nbformat.v4.new_code_cell(source)
+    cell.id = "launch-setup"
+    if any(c.execution_count is not None for c in code):  # numbered as a run from a clean kernel would be
+        cell.execution_count = 1
+        for c in code:
+            if c.execution_count is not None:
+                c.execution_count += 1
+    nb.cells.insert(nb.cells.index(code[0]) if code else len(nb.cells), cell)
+
+
+def updated_notebook(lessons: list[Lesson], i: int, setting: tuple[str, str]) -> str:
     nb = read(lessons[i].path)
     nav = nav_source(lessons, i)
-    tops = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(NAV)]
-    if len(tops) < 2:  # a missing pair is (re)built: one under the title, one at the end
-        nb.cells = [c for c in nb.cells if c not in tops]
-        _set_marked_cell(nb, NAV, nav, 1, "nav-top")
+    top = nav + "\n\n" + launch_line(lessons[i].name, setting)  # the launch line goes under the title only
+    navs = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(NAV)]
+    if len(navs) < 2:  # a missing pair is (re)built: one under the title, one at the end
+        nb.cells = [c for c in nb.cells if c not in navs]
+        _set_marked_cell(nb, NAV, top, 1, "nav-top")
         last = nbformat.v4.new_markdown_cell(nav)
         last.id = "nav-bottom"
         nb.cells.append(last)
-    _set_marked_cell(nb, NAV, nav, None, "")
+    else:
+        navs[0].source = top
+        for cell in navs[1:]:
+            cell.source = nav
     if lessons[i].name == INDEX:
         if not any(c.cell_type == "markdown" and c.source.startswith(MAP) for c in nb.cells):
             raise ValueError(f"{INDEX} needs a markdown cell starting with {MAP} for the lesson map")
         _set_marked_cell(nb, MAP, map_source(lessons), None, "")
+    _set_setup_cell(nb, setup_source(setting))
     return dumps(nb)
+
+
+def updated_companion(path: Path, name: str, setting: tuple[str, str]) -> str:
+    """A solution or appendix notebook (``name``: its path under notebooks/), with its launch line
+    under the title and its set-up cell."""
+    nb = read(path)
+    _set_marked_cell(nb, LAUNCH, LAUNCH + "\n" + launch_line(name, setting), 1, "launch")
+    _set_setup_cell(nb, setup_source(setting))
+    return dumps(nb)
+
+
+def companion_paths(folder: Path = NOTEBOOKS) -> list[Path]:
+    """The solution and appendix notebooks."""
+    return sorted((folder / "solutions").glob("*.ipynb")) + sorted((folder / "appendix").glob("*.ipynb"))
 
 
 def updated_readme(lessons: list[Lesson]) -> str:
@@ -233,7 +335,10 @@ def pending() -> dict[Path, str]:
     lessons = [describe(p) for p in lesson_paths()]
     if not lessons or lessons[0].name != INDEX:
         raise ValueError(f"the collection must start with {INDEX}")
-    new = {lesson.path: updated_notebook(lessons, i) for i, lesson in enumerate(lessons)}
+    setting = repository()
+    new = {lesson.path: updated_notebook(lessons, i, setting) for i, lesson in enumerate(lessons)}
+    for path in companion_paths():
+        new[path] = updated_companion(path, path.relative_to(NOTEBOOKS).as_posix(), setting)
     new[README] = updated_readme(lessons)
     return {path: text for path, text in new.items() if path.read_text(encoding="utf-8") != text}
 

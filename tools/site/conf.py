@@ -7,10 +7,12 @@ builder's docstring for why and for what each setting below protects.
 import os
 from pathlib import Path
 
+from tools.course import repository
+
 project = "Same code, different numbers"
 language = "en"
 
-extensions = ["myst_nb"]
+extensions = ["myst_nb", "tools.site.course_site"]  # the second adds Kaggle to the launch menu
 root_doc = "index"
 exclude_patterns = ["**.ipynb_checkpoints"]
 
@@ -49,15 +51,21 @@ html_theme = "sphinx_book_theme"
 html_title = "Same code, different numbers"
 html_copy_source = True  # for the download button (the builder puts the original notebooks there)
 html_last_updated_fmt = None
+# The repository the header's buttons link to and the launch menu opens the notebooks from: the
+# [tool.course] setting in pyproject.toml, or COURSE_SITE_REPOSITORY (the site workflow sets it, so a
+# fork's site links to the fork). Each page is a notebook under notebooks/ there (path_to_docs).
+address, branch = repository()
 html_theme_options = {
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
     "show_toc_level": 2,
     "use_download_button": True,
     "use_fullscreen_button": False,
-    # a link to the repository where the builder is told it (the GitHub Pages workflow does)
-    "repository_url": os.environ.get("COURSE_SITE_REPOSITORY", ""),
-    "use_repository_button": bool(os.environ.get("COURSE_SITE_REPOSITORY")),
+    "repository_url": os.environ.get("COURSE_SITE_REPOSITORY") or address,
+    "repository_branch": branch,
+    "path_to_docs": "notebooks",
+    "use_repository_button": True,
+    "launch_buttons": {"colab_url": "https://colab.research.google.com"},
     "navbar_persistent": [],  # one search box (the sidebar's), not a second one in a top bar
     "navigation_with_keys": False,
     "footer_content_items": [],  # no author or copyright line
