@@ -8,7 +8,7 @@ JOBS   ?= 2
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-.PHONY: help lab test test-slow lint execute docs pins clean gpu-wheels gpu-pass
+.PHONY: help lab test test-slow lint execute docs pins clean gpu-wheels gpu-pass colab-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
@@ -61,3 +61,6 @@ gpu-wheels:  ## on a networked machine: download into wheelhouse/ what the GPU p
 
 gpu-pass:  ## on a CUDA machine: run every notebook with the GPU cells live, into gpu-pass/ (docs/gpu.md)
 	bash tools/gpu_pass.sh run $(GPU_PASS_ARGS) gpu-pass
+
+colab-check:  ## run every notebook as on Colab: its Python 3.13 and versions in .colab-venv/, each notebook alone (docs/colab.md)
+	$(PYTHON) -m tools.colab_check $(COLAB_CHECK_ARGS)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 import platform
 import re
 import sys
 
 import torch
 
-__all__ = ["MINIMUM", "setup_check"]
+__all__ = ["HOSTED_MINIMUM", "MINIMUM", "hosted", "setup_check"]
 
 # The oldest versions the course works with: pyproject.toml's lower bounds (tests/test_setup_check.py
 # keeps the two equal). The tested versions are pinned in requirements/constraints.txt.
@@ -18,6 +19,13 @@ PYTHON_MINIMUM = (3, 11)
 MINIMUM = {"torch": "2.11", "numpy": "1.24", "matplotlib": "3.7", "ipywidgets": "8.0", "torchao": "0.18"}
 
 FIX = "run `make lab` from the repository root, which installs the tested versions"
+# On Colab and Kaggle the lessons run with the platform's packages, not the pins; the notebook's first
+# cell adds the helpers and torchao. ipywidgets 7.7, Colab's, works there (`make colab-check`).
+HOSTED_MINIMUM = {**MINIMUM, "ipywidgets": "7.7"}
+HOSTED_FIX = ("run this notebook's first code cell, which installs the course's helpers and torchao here, "
+              "then run this cell again")
+HOSTED_UPGRADE = ("{platform} ships an older one; upgrade it with `%pip install --upgrade {name}` and "
+                  "restart the session, or run the course on your own machine with `make lab`")
 WIDGET_TEXT = (
     "Widgets work here: if you read this in a green box, the lessons' sliders and checklists work too."
 )
@@ -33,22 +41,53 @@ def _version_tuple(version: str) -> tuple[int, int]:
     return (int(numbers[1]), int(numbers[2])) if numbers else (0, 0)
 
 
-def _too_old(name: str, version: str) -> str | None:
-    if _version_tuple(version) < _version_tuple(MINIMUM[name]):
-        return f"{name} {version} is older than the {MINIMUM[name]} the course needs: {FIX}"
+def hosted() -> str | None:
+    """``"Colab"`` or ``"Kaggle"`` where the notebook runs there (as its first cell tells), else None."""
+    if "google.colab" in sys.modules:
+        return "Colab"
+    if "KAGGLE_KERNEL_RUN_TYPE" in os.environ:
+        return "Kaggle"
     return None
+
+
+def _too_old(name: str, version: str, where: str | None = None) -> str | None:
+    """A problem when ``version`` is below the minimum; on Colab or Kaggle (``where``) the platform's
+    minimum, and a fix that works there."""
+    minimum = (HOSTED_MINIMUM if where else MINIMUM)[name]
+    if _version_tuple(version) >= _version_tuple(minimum):
+        return None
+    if where is None:
+        fix = FIX
+    elif name == "torchao":  # the first cell installs it
+        fix = HOSTED_FIX
+    else:
+        fix = HOSTED_UPGRADE.format(platform=where, name=name)
+    return f"{name} {version} is older than the {minimum} the course needs: {fix}"
 
 
 def _widget():
     """A green box, as a widget; a front end that cannot render widgets shows ``NO_WIDGET_TEXT``."""
     import ipywidgets
 
+    modern = hasattr(ipywidgets.HTML, "_repr_mimebundle_")  # ipywidgets 8; 7 (Colab's) displays itself
+
     class WidgetProbe(ipywidgets.HTML):
         def _repr_mimebundle_(self, **kwargs):
-            data = super()._repr_mimebundle_(**kwargs)
+            if modern:
+                data = super()._repr_mimebundle_(**kwargs)
+            else:  # the bundle ipywidgets 7 builds in _ipython_display_
+                view = {"version_major": 2, "version_minor": 0, "model_id": self.model_id}
+                data = {"application/vnd.jupyter.widget-view+json": view}
             if data:  # the text a front end shows when it cannot draw the widget
                 data["text/plain"] = NO_WIDGET_TEXT
             return data
+
+        if not modern:
+            def _ipython_display_(self, **kwargs):
+                from IPython.display import display
+
+                display(self._repr_mimebundle_(), raw=True)
+                self._handle_displayed(**kwargs)
 
     style = "background:#d4edda;color:#155724;padding:4px 8px;border-radius:4px"
     return WidgetProbe(f'<div style="{style}">{WIDGET_TEXT}</div>')
@@ -76,6 +115,7 @@ def setup_check(show_widget: bool = True) -> list[str]:
     """
     found: dict[str, str] = {"Python": platform.python_version()}
     problems: list[str] = []
+    where = hosted()
     if sys.version_info < PYTHON_MINIMUM:
         problems.append(f"Python {found['Python']} is older than the 3.11 the course needs (3.11 and 3.12 "
                         "are tested): make lab PYTHON=python3.11")
@@ -92,12 +132,13 @@ def setup_check(show_widget: bool = True) -> list[str]:
         found["torchao"] = importlib.metadata.version("torchao")
     except Exception as err:  # torchao fails to import in several ways with a mismatched torch
         problems.append(f"torchao does not import ({type(err).__name__}: {err}): lesson 09's int8 part "
-                        f"needs it; {FIX}")
+                        f"needs it; {HOSTED_FIX if where else FIX}")
     for name, version in found.items():
-        problem = _too_old(name, version) if name in MINIMUM else None
+        problem = _too_old(name, version, where) if name in MINIMUM else None
         if problem:
             problems.append(problem)
-    print(" · ".join(f"{name} {version}" for name, version in found.items()))
+    summary = " · ".join(f"{name} {version}" for name, version in found.items())
+    print(summary + (f" · on {where}, with its own packages" if where else ""))
     if show_widget and "ipywidgets" in found and _in_kernel():
         from IPython.display import display
 
