@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -16,7 +17,7 @@ from helpers import (
     environment_summary,
     module_devices,
 )
-from helpers.devices import RESULT_ENV_VARS
+from helpers.devices import RESULT_ENV_VARS, describe_gpu
 
 
 def test_best_device_follows_availability():
@@ -175,3 +176,47 @@ def test_tf32_cublas_override_sets_the_starting_flags():
     precision, cuda_matmul, variable = out.stdout.split()
     assert (precision, variable) == ("high", "1")
     assert cuda_matmul in ("tf32", "None")  # None: a torch without the fp32_precision settings
+
+
+# Three GPUs a learner may meet: the T4 of free notebook services (Turing), an A100 (Ampere) and an
+# H100 (Hopper), with the names and SM counts torch reports for them.
+GPUS = {
+    "T4": ("Tesla T4", 7, 5, 40, "Tesla T4 (compute capability 7.5, 40 SMs, no TF32)"),
+    "A100": ("NVIDIA A100-SXM4-40GB", 8, 0, 108, "NVIDIA A100-SXM4-40GB (compute capability 8.0, 108 SMs)"),
+    "H100": ("NVIDIA H100 80GB HBM3", 9, 0, 132, "NVIDIA H100 80GB HBM3 (compute capability 9.0, 132 SMs)"),
+}
+
+
+def use_gpu(monkeypatch, name, major, minor, sms, hip=None):
+    """Make torch.cuda.get_device_properties describe this GPU, on a CUDA (or ROCm) build."""
+    props = SimpleNamespace(name=name, major=major, minor=minor, multi_processor_count=sms)
+    monkeypatch.setattr(torch.version, "hip", hip)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index=None: props)
+
+
+@pytest.mark.parametrize("name, major, minor, sms, expected", GPUS.values(), ids=GPUS)
+def test_describe_gpu_says_which_gpus_lack_tf32(monkeypatch, name, major, minor, sms, expected):
+    use_gpu(monkeypatch, name, major, minor, sms)
+    assert describe_gpu(0) == expected
+
+
+def test_describe_gpu_agrees_with_torchs_tf32_check(monkeypatch):
+    # torch.cuda.is_tf32_supported on a CUDA build: is_bf16_supported(including_emulation=False), major >= 8
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    for name, major, minor, sms, _ in GPUS.values():
+        use_gpu(monkeypatch, name, major, minor, sms)
+        assert ("no TF32" not in describe_gpu(0)) == torch.cuda.is_tf32_supported(), name
+
+
+def test_describe_gpu_says_nothing_of_tf32_on_rocm(monkeypatch):
+    use_gpu(monkeypatch, "AMD", 9, 4, 304, hip="6.4")
+    assert describe_gpu(0) == "AMD (compute capability 9.4, 304 SMs)"
+
+
+def test_environment_report_describes_each_gpu(monkeypatch):
+    use_gpu(monkeypatch, *GPUS["T4"][:-1])
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    values = dict((row[0], row[1]) for row in environment_report().rows)
+    assert values["cuda:0"] == GPUS["T4"][-1] and values["CUDA available"] is True

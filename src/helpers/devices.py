@@ -18,6 +18,7 @@ __all__ = [
     "RESULT_ENV_VARS",
     "available_devices",
     "best_device",
+    "describe_gpu",
     "environment_report",
     "environment_summary",
     "module_devices",
@@ -80,6 +81,23 @@ def usable_device(value: str | torch.device, name: str) -> torch.device:
             f"{name}: {device} was requested but this machine has {torch.cuda.device_count()} CUDA device(s)"
         )
     return device
+
+
+def describe_gpu(index: int = 0) -> str:
+    """CUDA device ``index`` in a few words: its name, compute capability and number of SMs
+    (streaming multiprocessors), and ``no TF32`` where it has no TF32 tensor cores.
+
+    For example ``"Tesla T4 (compute capability 7.5, 40 SMs, no TF32)"``. TF32 needs compute
+    capability 8.0 (Ampere) or newer: PyTorch's ``torch.cuda.is_tf32_supported`` answers from the
+    same number (``major >= 8``), and before that the TF32 switches are accepted and change nothing.
+    On a ROCm build the number is AMD's, so nothing is said about TF32 there.
+    Introduced in ``00_start_here``, through ``environment_report``.
+    """
+    props = torch.cuda.get_device_properties(index)
+    notes = [f"compute capability {props.major}.{props.minor}", f"{props.multi_processor_count} SMs"]
+    if torch.version.hip is None and props.major < 8:
+        notes.append("no TF32")
+    return f"{props.name} ({', '.join(notes)})"
 
 
 # Environment variables that change which numbers this process computes; most are read once, when
@@ -165,7 +183,8 @@ def _environment_variables() -> list[tuple[str, object]]:
 def environment_report() -> Table:
     """A table of everything that decides which numbers this machine produces.
 
-    Python and torch versions, CUDA/cuDNN, each GPU's name and compute capability, intra- and
+    Python and torch versions, CUDA/cuDNN, each GPU (``describe_gpu``: name, compute capability,
+    SMs, and whether it lacks TF32), intra- and
     inter-op threads, the CPU capability PyTorch's kernels use, MKL and oneDNN, the reduced-precision
     (TF32, bfloat16, fp16 reduction) and determinism switches, and the environment variables that
     change results (``RESULT_ENV_VARS``), set or unset.
@@ -181,11 +200,7 @@ def environment_report() -> Table:
         ("cuDNN", torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None),
     ]
     if torch.cuda.is_available():
-        for i in range(torch.cuda.device_count()):
-            major, minor = torch.cuda.get_device_capability(i)
-            rows.append(
-                (f"cuda:{i}", f"{torch.cuda.get_device_name(i)} (compute capability {major}.{minor})")
-            )
+        rows += [(f"cuda:{i}", describe_gpu(i)) for i in range(torch.cuda.device_count())]
     rows += [
         ("MPS available", _mps_available()),
         ("intra-op threads", torch.get_num_threads()),
