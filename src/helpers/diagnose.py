@@ -832,13 +832,14 @@ def first_divergence(
     device = _placement(model_a)[0]
     memo: dict = {}  # the error of each pair of recorded tensors, computed once
     seen: dict[str, int] = {}
+    labels: list[str] = []  # every call's, before judging: a failing call may blame its parent's code
+    for a in calls_a:
+        seen[a.name] = seen.get(a.name, 0) + 1
+        labels.append(a.name if seen[a.name] == 1 else f"{a.name} (call {seen[a.name]})")
     errors: list[float | None] = []  # each call's e; None for one whose output is not compared
-    labels: list[str] = []
     rows, row_calls, received, blamed, first = [], [], [], None, None
     for i, (a, b) in enumerate(zip(calls_a, calls_b, strict=True)):
-        seen[a.name] = seen.get(a.name, 0) + 1
-        label = a.name if seen[a.name] == 1 else f"{a.name} (call {seen[a.name]})"
-        labels.append(label)
+        label = labels[i]
         inner = [errors[j] for j in range(i) if calls_a[j].start > a.start and errors[j] is not None]
         e_in = max([_incoming_error(a, b, device, memo), *inner])
         judged = _judge(a, b, e_in, device, rtol_safety, atol, amplification, memo)
