@@ -164,10 +164,10 @@ def test_on_colab_an_old_torchao_points_to_the_first_cell(on_colab, monkeypatch)
     assert "make lab" not in problem
 
 
-def test_on_kaggle_an_old_torch_says_how_to_upgrade_it(monkeypatch):
+def test_on_kaggle_an_old_torch_points_to_make_lab_not_to_pypi(monkeypatch):
     monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
     monkeypatch.setattr(setup.torch, "__version__", "2.10.0+cu126")
     (problem,) = setup.setup_check(show_widget=False)
     assert problem.startswith("torch 2.10.0+cu126 is older than the 2.11") and "Kaggle ships" in problem
-    assert "%pip install --upgrade torch" in problem
+    assert "make lab" in problem and "%pip" not in problem  # PyPI's newest torch may not run there

@@ -72,7 +72,7 @@ DEVICE_QUERIES = ("get_device_capability", "get_device_properties", "is_bf16_sup
 # What the TF32 cells must print: (only on a GPU without TF32, only on a GPU with it, on every GPU).
 SAYS = {
     "00_start_here.ipynb": ("no TF32 (it needs 8.0)", ": has TF32", "compute capability"),
-    "03_reduced_precision.ipynb": ("'high' is accepted and changes nothing", "(TF32 allowed)",
+    "03_reduced_precision.ipynb": ("'high' is accepted and keeps float32 arithmetic", "(TF32 allowed)",
                                    "1024.5 @ I gives"),
     "06_moving_models.ipynb": (", no TF32 here", ", cuDNN may use TF32", "max rel error"),
     "13_myths_and_facts.ipynb": ("has no TF32 (compute capability 7.5; TF32 needs 8.0)", None,

@@ -89,7 +89,7 @@ def describe_gpu(index: int = 0) -> str:
 
     For example ``"Tesla T4 (compute capability 7.5, 40 SMs, no TF32)"``. TF32 needs compute
     capability 8.0 (Ampere) or newer: PyTorch's ``torch.cuda.is_tf32_supported`` answers from the
-    same number (``major >= 8``), and before that the TF32 switches are accepted and change nothing.
+    same number (``major >= 8``), and before that the TF32 switches are accepted and keep float32 arithmetic.
     On a ROCm build the number is AMD's, so nothing is said about TF32 there.
     Introduced in ``00_start_here``, through ``environment_report``.
     """

@@ -26,6 +26,9 @@ HOSTED_FIX = ("run this notebook's first code cell, which installs the course's 
               "then run this cell again")
 HOSTED_UPGRADE = ("{platform} ships an older one; upgrade it with `%pip install --upgrade {name}` and "
                   "restart the session, or run the course on your own machine with `make lab`")
+# torch is the exception: PyPI's newest is built for a newer CUDA than the platform's driver may run,
+# and without kernels for its older GPUs (the P100), so only the course's own set-up is advised.
+HOSTED_OLD_TORCH = "{platform} ships an older one: run the course on your own machine with `make lab`"
 WIDGET_TEXT = (
     "Widgets work here: if you read this in a green box, the lessons' sliders and checklists work too."
 )
@@ -60,6 +63,8 @@ def _too_old(name: str, version: str, where: str | None = None) -> str | None:
         fix = FIX
     elif name == "torchao":  # the first cell installs it
         fix = HOSTED_FIX
+    elif name == "torch":
+        fix = HOSTED_OLD_TORCH.format(platform=where)
     else:
         fix = HOSTED_UPGRADE.format(platform=where, name=name)
     return f"{name} {version} is older than the {minimum} the course needs: {fix}"
