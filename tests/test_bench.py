@@ -187,3 +187,13 @@ def test_progress_line_comes_and_goes_without_leaving_output():
 def test_progress_prints_nothing_outside_ipython(capsys):
     sweep(lambda n: lambda: None, [1, 2], work=lambda n: 1.0, min_run_time=0.01, progress_after=0.0)
     assert capsys.readouterr().out == ""
+
+
+def test_slow_decode_loads_in_spawned_workers():
+    # macOS and Windows start DataLoader workers by spawn: the dataset's class must be importable
+    from torch.utils.data import DataLoader
+
+    from helpers.lessons.bench import SlowDecode
+
+    loader = DataLoader(SlowDecode(), batch_size=8, num_workers=1, multiprocessing_context="spawn")
+    assert sum(batch.sum().item() for batch in loader) == 3 * 32 * 32 * sum(range(32))

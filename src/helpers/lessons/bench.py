@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 from torch.utils import benchmark
 from torch.utils.benchmark.utils.timer import timer as synchronised_clock
+from torch.utils.data import Dataset
 
 from helpers.show.tables import Table
 
@@ -347,3 +348,20 @@ def page_faults_per_call(fn: Callable[[], object], calls: int = 4) -> float:
     for _ in range(calls):
         fn()
     return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / calls
+
+
+class SlowDecode(Dataset):
+    """32 items of shape (3, 32, 32), item i filled with i, each taking 5 ms to "decode" (a sleep that
+    stands in for reading and decoding a file): lesson 08's DataLoader workers.
+
+    It lives in a module, not in the notebook: where workers start by spawn (the default on macOS and
+    Windows), each worker unpickles the dataset by importing its class, and a class defined in a
+    notebook cannot be imported.
+    """
+
+    def __len__(self) -> int:
+        return 32
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        time.sleep(0.005)
+        return torch.full((3, 32, 32), float(i))
