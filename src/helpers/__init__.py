@@ -9,7 +9,8 @@ ipywidgets (``helpers.show.plots`` and ``helpers.show.widgets`` load them when u
 """
 
 # helpers.fingerprint (fingerprint, diff_fingerprints and `python -m helpers.fingerprint`) is not
-# imported here: running a module that the package already imported makes runpy warn
+# imported here: running a module that the package already imported makes runpy warn. For the same
+# reason (`python -m helpers.setup`), setup_check and setup_line are imported on first use (__getattr__).
 from helpers.compare import Comparison, compare, compare_named, default_tolerances, reduction_tolerances
 from helpers.devices import (
     available_devices,
@@ -34,7 +35,6 @@ from helpers.floats import (
     unit_roundoff,
 )
 from helpers.settings import flush_denormal, matmul_precision, threads
-from helpers.setup import setup_check
 from helpers.show.source import show_source
 from helpers.show.tables import Table
 
@@ -60,6 +60,7 @@ __all__ = [
     "round_mantissa",
     "round_to_format",
     "setup_check",
+    "setup_line",
     "show_source",
     "sum_exact",
     "sum_kahan",
@@ -72,3 +73,11 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name in ("setup_check", "setup_line"):
+        from helpers import setup
+
+        return getattr(setup, name)
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}")
