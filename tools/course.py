@@ -1,6 +1,8 @@
 """Generate what must stay in sync with the lessons: navigation cells, the lesson map in
 00_start_here, the lesson table in README.md, and in every notebook (lessons, solutions, appendix)
-a line of links that open it in Colab or Kaggle and a first code cell that sets it up there.
+a line of links that open it in Colab or Kaggle and a first code cell that sets it up there; and
+the workshop kit: the timed plans and the instructor notes' minutes (tools/plans.py), the slides and
+the handout (tools/workshop.py).
 
     python -m tools.course write   # rewrite whatever is out of date, list what changed
     python -m tools.course check   # exit 1 and list what is out of date
@@ -186,13 +188,27 @@ class LearningTime:
     full: int  # minutes with them
 
 
-def learning_time(path: Path) -> LearningTime:
-    """Estimated minutes to work through a notebook, with and without its optional parts.
+@dataclass(frozen=True)
+class SectionTime:
+    heading: str  # the '## ' heading without its hashes ("1.4 The same numbers..."); "" before the first
+    core: float  # minutes at the learner's pace, without the optional parts
+    full: float  # with them
+
+    @property
+    def number(self) -> str:
+        """'1.4' for '1.4 The same numbers...', '' for an unnumbered section (Summary, Exercises)."""
+        found = re.match(r"(\d+\.\d+)\b", self.heading)
+        return found[1] if found else ""
+
+
+def section_times(path: Path) -> list[SectionTime]:
+    """Minutes per '## ' section of a notebook at the learner's pace, unrounded; they add up to
+    ``learning_time``. What precedes the first '## ' heading counts in the first section.
 
     A part is optional from a heading that says "(Optional)", or from a cell with the note
     OPTIONAL_NOTE, up to the next heading of the same or a higher level.
     """
-    totals = {"core": 0.0, "full": 0.0}
+    sections: list[list] = []  # [heading, core, full]
     optional_level, level = 0, 1  # 0: not in an optional part; level: that of the last heading
     for cell in read(path).cells:
         text = cell.source
@@ -205,6 +221,8 @@ def learning_time(path: Path) -> LearningTime:
                     optional_level = 0
                 if "(optional" in heading.group(2).lower():
                     optional_level = level
+                if level == 2:
+                    sections.append([heading.group(2).strip(), 0.0, 0.0])
             if OPTIONAL_NOTE in text and not optional_level:
                 optional_level = level
             prose = URL.sub("", DETAILS.sub(" ", text))
@@ -216,11 +234,24 @@ def learning_time(path: Path) -> LearningTime:
             minutes = 0 if cell.metadata.get("jupyter", {}).get("source_hidden") else MINUTES_PER_CELL
         else:
             continue
-        totals["full"] += minutes
+        if not sections:
+            sections.append(["", 0.0, 0.0])
+        sections[-1][2] += minutes
         if not optional_level:
-            totals["core"] += minutes
-    up = lambda m: max(5, 5 * -(-round(m) // 5))  # noqa: E731 - rounded up to 5 minutes
-    return LearningTime(core=up(totals["core"]), full=up(totals["full"]))
+            sections[-1][1] += minutes
+    return [SectionTime(heading, core, full) for heading, core, full in sections]
+
+
+def round_up(minutes: float) -> int:
+    """Rounded up to 5 minutes, at least 5: a planning figure, not a measurement."""
+    return max(5, 5 * -(-round(minutes) // 5))
+
+
+def learning_time(path: Path) -> LearningTime:
+    """Estimated minutes to work through a notebook, with and without its optional parts."""
+    sections = section_times(path)
+    return LearningTime(core=round_up(sum(s.core for s in sections)),
+                        full=round_up(sum(s.full for s in sections)))
 
 
 def readme_table(lessons: list[Lesson], run_times: dict) -> str:
@@ -330,7 +361,7 @@ def updated_readme(lessons: list[Lesson]) -> str:
     return before + readme_table(lessons, load_run_times()) + after
 
 
-def pending() -> dict[Path, str]:
+def pending() -> dict[Path, str | bytes]:
     """Every generated file whose content would change, with its new content."""
     lessons = [describe(p) for p in lesson_paths()]
     if not lessons or lessons[0].name != INDEX:
@@ -340,7 +371,10 @@ def pending() -> dict[Path, str]:
     for path in companion_paths():
         new[path] = updated_companion(path, path.relative_to(NOTEBOOKS).as_posix(), setting)
     new[README] = updated_readme(lessons)
-    return {path: text for path, text in new.items() if path.read_text(encoding="utf-8") != text}
+    changed = {path: text for path, text in new.items() if path.read_text(encoding="utf-8") != text}
+    from tools import plans, workshop  # the workshop kit: timed from, and built from, the lessons
+
+    return changed | plans.pending() | workshop.pending()
 
 
 WORK = ROOT / "work"
@@ -377,7 +411,10 @@ def main(argv: list[str]) -> int:
     changes = pending()
     for path, text in changes.items():
         rel = path.relative_to(ROOT)
-        if argv[1] == "write":
+        if argv[1] == "write" and isinstance(text, bytes):  # the handout's PDF
+            path.write_bytes(text)
+            print(f"updated {rel}")
+        elif argv[1] == "write":
             path.write_text(text, encoding="utf-8")
             print(f"updated {rel}")
         else:
