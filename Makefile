@@ -13,13 +13,18 @@ LAB_ARGS ?= $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/:.*## /\t/'
 
+# WHEELS=DIR: install from that folder of wheels alone, with no network (make wheelhouse; docs/offline.md).
+FROM_WHEELS = $(if $(WHEELS),--no-index --find-links "$(WHEELS)")
+
 # What a learner needs: the base dependencies at the tested pins, the kernel, matplotlib's font cache.
 $(VENV)/.lab: pyproject.toml requirements/constraints.txt
 	@test -x $(PY) || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "The course needs Python 3.11 or newer; try: make lab PYTHON=python3.11")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	$(if $(WHEELS),,$(PIP) install --quiet --upgrade pip)
+	@# with WHEELS, torch first from the folder: tools.cpu_torch then finds the pinned torch and asks no index
+	$(if $(WHEELS),$(PIP) install --quiet $(FROM_WHEELS) $(PINS) torch)
 	$(PY) -m tools.cpu_torch $(PINS)  # Linux without an NVIDIA GPU: the CPU build of torch (tools/cpu_torch.py)
-	$(PIP) install --quiet $(PINS) -e .
+	$(PIP) install --quiet $(FROM_WHEELS) $(PINS) -e .
 	@# ipykernel's installer leaves an empty tmp*_kernels folder in TMPDIR: give it one of its own
 	scratch=$$(mktemp -d) && TMPDIR=$$scratch $(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null; status=$$?; rm -rf "$$scratch"; exit $$status
 	$(PY) -c "import matplotlib.pyplot"  # build the font cache now, not inside a lesson
@@ -33,6 +38,10 @@ $(VENV)/.test: $(VENV)/.lab
 lab: $(VENV)/.lab  ## set up .venv when missing, copy the lessons into work/ (yours to change), open JupyterLab there
 	$(PY) -m tools.course work
 	cd work && $(abspath $(VENV))/bin/jupyter lab 00_start_here.ipynb $(LAB_ARGS)
+
+.PHONY: setup-line
+setup-line: $(VENV)/.lab  ## print the one line to paste before a workshop
+	@$(PY) -m helpers.setup
 
 test: $(VENV)/.test  ## set up .venv with the test and docs extras, then the unit tests and nbval over every notebook
 	$(PY) -m pytest -n $(JOBS) --dist loadscope -m "not slow"
@@ -64,3 +73,14 @@ gpu-pass:  ## on a CUDA machine: run every notebook with the GPU cells live, int
 
 colab-check:  ## run every notebook as on Colab: its Python 3.13 and versions in .colab-venv/, each notebook alone (docs/colab.md)
 	$(PYTHON) -m tools.colab_check $(COLAB_CHECK_ARGS)
+
+.PHONY: workshop
+workshop: $(VENV)/.test  ## build the slides and the handout into docs/workshop/ from the notebooks
+	$(PY) -m tools.workshop write
+
+.PHONY: wheelhouse wheelhouse-check
+wheelhouse:  ## on a networked machine: every wheel make lab installs, for Linux, macOS and Windows, into room-wheels/ (docs/offline.md)
+	$(PYTHON) -m tools.wheelhouse $(WHEELHOUSE_ARGS)
+
+wheelhouse-check:  ## a wheelhouse for this machine only, then a fresh copy installed from it with the network off, and lesson 00 run (docs/offline.md)
+	$(PYTHON) -m tools.wheelhouse --check $(WHEELHOUSE_ARGS)
