@@ -18,7 +18,7 @@ FROM_WHEELS = $(if $(WHEELS),--no-index --find-links "$(WHEELS)")
 
 # What a learner needs: the base dependencies at the tested pins, the kernel, matplotlib's font cache.
 $(VENV)/.lab: pyproject.toml requirements/constraints.txt
-	@test -x $(PY) || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "The course needs Python 3.11 or newer; try: make lab PYTHON=python3.11")'
+	@test -x $(PY) || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11, 5) and "The course needs Python 3.11.5 or newer (a pinned package needs it); try: make lab PYTHON=python3.12")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(if $(WHEELS),,$(PIP) install --quiet --upgrade pip)
 	@# with WHEELS, torch first from the folder: tools.cpu_torch then finds the pinned torch and asks no index

@@ -124,7 +124,7 @@ def plan_table(plan: Plan) -> str:
             fixed += minutes
         else:
             sections = chosen(block)
-            pace = sum(s.core for s in sections)
+            pace = sum(round(s.core, 1) for s in sections)  # the terms as printed, so the sum checks
             minutes = up5(pace + TALK + DISCUSS)
             terms = " + ".join(f"{s.core:.1f} ({_label(s)})" for s in sections)
             what = (f"{block.what}: " if block.what else "") + (
@@ -192,8 +192,8 @@ def notes_block(number: str) -> str:
         name = s.heading or "Title and introduction"
         lines.append(f"| {name} | {s.core:.1f} | {extra} | {marks} |")
     time = course.learning_time(lesson_path(number))
-    lines += ["", f"Whole lesson: {time.core} minutes ({time.full} with the optional parts), rounded up to 5"
-              "."]
+    whole = f"Whole lesson: {time.core} minutes ({time.full} with the optional parts), rounded up to 5."
+    lines += ["", whole]
     return "\n".join(lines)
 
 

@@ -157,7 +157,7 @@ def report(result: Tally) -> str:
                                                            for name, detail in who))
     out.append(f"widgets not shown: {len(result.widgets_not_shown)}"
                + (f" ({', '.join(result.widgets_not_shown)})" if result.widgets_not_shown else "")
-               + f"; not checked (line from a terminal, not lesson 00): {len(result.widgets_not_checked)}"
+               + f"; widgets not checked (lesson 00 not run to its end): {len(result.widgets_not_checked)}"
                + (f" ({', '.join(result.widgets_not_checked)})" if result.widgets_not_checked else ""))
     for label, counter in result.counts.items():
         ranked = sorted(counter.items(), key=lambda item: (-item[1], item[0]))

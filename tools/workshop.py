@@ -97,11 +97,13 @@ DECKS: dict[str, list[Slide]] = {
         S("exercise", "46a6b7ff"),
     ],
     "05": [
-        S("demo", "c03", "c04:code", "c04:text:1-2"),
+        S("demo", "c03", "c04:code"),
+        S("demo", "c04:text:1-2"),
         S("picture", "l05-seed-reach-fig:image"),
         S("numbers", "c10:text"),
         S("text", "c21"),
-        S("demo", "l05-when-draws-demo:code", "l05-when-draws-demo:text"),
+        S("demo", "l05-when-draws-demo:code"),
+        S("demo", "l05-when-draws-demo:output"),
         S("exercise", "dcab46dc"),
         S("exercise", "6dd8c41a"),
     ],
@@ -164,7 +166,8 @@ DECKS: dict[str, list[Slide]] = {
         S("exercise", "l12-hunt-2b"),
         S("exercise", "l12-hunt-3"),
     ],
-    # The full day's claims (docs/workshop.md): a vote before the cell runs, then its verdict.
+    # A quiz: a vote before the cell runs, then its verdict. The plans take 13.1, 13.5 and 13.10; the
+    # others are there for a room with time to spare (docs/instructor/13.md).
     "13": [
         S("vote", "c04:vote"),
         S("verdict", "c05:text"),
@@ -183,6 +186,8 @@ DECKS: dict[str, list[Slide]] = {
         S("verdict", "c26:text"),
         S("vote", "c27:vote"),
         S("verdict", "c28:text"),
+        S("vote", "c29:vote"),
+        S("verdict", "c30:text"),
         S("picture", "c33", "c34:image"),
     ],
 }
