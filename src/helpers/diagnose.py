@@ -797,7 +797,8 @@ def first_divergence(
     Raises:
         TypeError: a model is not a ``torch.nn.Module``, ``inputs`` is not a tensor or a tuple of
             tensors, ``kwargs`` is not a dict, or a number is not a real number.
-        ValueError: the models do not have the same module names (the message names the first
+        ValueError: a model is compiled (``torch.compile``), the models do not have the same
+            module names (the message names the first
             that differs), they ran different modules, ``inputs`` is an empty tuple, or
             ``rtol_safety`` is not positive, ``atol`` or ``amplification`` negative (or a number
             is not finite).
@@ -805,6 +806,12 @@ def first_divergence(
     for name, model in (("model_a", model_a), ("model_b", model_b)):
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"{name} must be a torch.nn.Module, got a {type(model).__name__}")
+        if type(model).__name__ == "OptimizedModule":  # torch.compile's wrapper (lesson 14)
+            raise ValueError(
+                f"{name} is compiled (torch.compile): its layers run inside generated kernels, and hooks "
+                "that recorded each layer's output would change what is compiled. Compare the whole model's "
+                "output with eager and a float64 reference instead (lesson 14, section 14.1)."
+            )
     inputs = _check_inputs(inputs)
     rtol_safety = _check_number(rtol_safety, "rtol_safety", positive=True)
     if atol is not None:

@@ -21,7 +21,7 @@ from helpers.exercises.lesson02 import batch_invariance_failures
 
 __all__ = ["KINDS", "Verdict", "batch_invariance_failures", "check", "exercise_ids", "kind_of"]
 
-LESSONS = tuple(f"{n:02d}" for n in range(1, 14))
+LESSONS = tuple(f"{n:02d}" for n in range(1, 15))
 
 #: The kinds of exercise, with the label a lesson prints before each one. Recall asks for a fact
 #: the lesson states; the others are work: reasoning a value out, predicting a result before the

@@ -48,6 +48,7 @@ __all__ = [
     "ring_allreduce",
     "run_ranks",
     "single_process_training",
+    "load_in_one_process",
     "sum_bound",
     "sum_data",
     "training_data",
@@ -181,6 +182,90 @@ def ddp(rank: int, world: int, steps: int = 8, global_batch: int = 48) -> dict:
     }
 
 
+def _sharded_model(seed: int, mesh=None) -> nn.Module:
+    """:func:`_model` from ``seed``, each Linear and then the whole model sharded by FSDP2.
+
+    Over every rank, or over the ranks of ``mesh`` (a ``DeviceMesh``).
+    """
+    from torch.distributed.fsdp import fully_shard
+
+    torch.manual_seed(seed)
+    model = _model()
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mesh=mesh)  # one all-gather and one reduce-scatter per layer
+    return fully_shard(model, mesh=mesh)
+
+
+def _local_rows(model: nn.Module) -> dict[str, int]:
+    return {name: p.to_local().shape[0] for name, p in model.state_dict().items()}
+
+
+def fsdp(rank: int, world: int, steps: int = 8, global_batch: int = 48, save_to: str | None = None) -> dict:
+    """FSDP2 (``fully_shard``) training as :func:`ddp` trains, on the same slices of the same batches.
+
+    Every rank builds the model from seed 0, so every shard starts from the one model. Each rank
+    holds a contiguous block of rows of every parameter (``_local_rows``). After training, the full
+    parameters are gathered (``full_tensor``) and, with ``save_to``, the sharded state is saved with
+    ``torch.distributed.checkpoint`` into that folder, each rank writing its own rows. Then the
+    model is built again from seed ``rank`` (a different seed on each rank), to see what FSDP makes
+    of that.
+    """
+    import torch.distributed.checkpoint as dcp
+
+    model = _sharded_model(seed=0)
+    rows = _local_rows(model)
+    for step in range(steps):
+        x, y = _batch(step, global_batch, rank, world)
+        model.zero_grad()
+        F.mse_loss(model(x), y).backward()  # the reduce-scatter averages each gradient's rows here
+        _sgd_step(model)
+    params = [p.full_tensor().detach().clone() for p in model.parameters()]
+    if save_to is not None:
+        dcp.save(model.state_dict(), checkpoint_id=save_to)
+    mixed = _sharded_model(seed=rank)  # the same code, seeded per rank
+    return {"rows": rows, "params": params, "per_rank_seed": [p.full_tensor() for p in mixed.parameters()]}
+
+
+def dcp_load(rank: int, world: int, load_from: str, ranks: int = 2) -> dict:
+    """The first ``ranks`` ranks, as a process group of their own, load what :func:`fsdp` saved.
+
+    They shard a freshly built model (other weights, to be overwritten) over their own group, so
+    each holds other rows than when the checkpoint was written; the other ranks only take part in
+    creating the group. Runs in the same launch as :func:`fsdp`, which saves a second start.
+    """
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.device_mesh import DeviceMesh
+
+    group = dist.new_group(list(range(ranks)))  # every rank takes part in creating a group
+    if rank >= ranks:
+        return {}
+    model = _sharded_model(seed=rank + 100, mesh=DeviceMesh.from_group(group, "cpu"))
+    state = model.state_dict()
+    dcp.load(state, checkpoint_id=load_from, process_group=group)  # each rank reads the rows it holds now
+    model.load_state_dict(state)
+    params = [p.full_tensor().detach().clone() for p in model.parameters()]
+    return {"rows": _local_rows(model), "params": params}
+
+
+def load_in_one_process(model: nn.Module, folder: str) -> nn.Module:
+    """Load a checkpoint that :func:`fsdp` saved on several ranks into a plain model, in this process.
+
+    ``torch.distributed.checkpoint.load(..., no_dist=True)`` needs no process group; it warns that
+    it assumes a single process, which is the intent here, so that one warning is silenced.
+    """
+    import warnings
+
+    import torch.distributed.checkpoint as dcp
+
+    state = model.state_dict()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="torch.distributed is disabled", category=UserWarning)
+        dcp.load(state, checkpoint_id=folder, no_dist=True)
+    model.load_state_dict(state)
+    return model
+
+
 def seeding(rank: int, world: int) -> dict:
     """Different seeds per rank, then DDP; a DistributedSampler over two epochs."""
     torch.manual_seed(100 + rank)  # deliberately different initial weights on each rank
@@ -232,6 +317,8 @@ EXPERIMENTS = {
     "allreduce": allreduce,
     "gradients": gradients,
     "ddp": ddp,
+    "fsdp": fsdp,
+    "dcp_load": dcp_load,
     "seeding": seeding,
     "sync_batchnorm": sync_batchnorm,
     "fails": fails,
@@ -242,7 +329,7 @@ EXPERIMENTS = {
 # --- the launcher ---------------------------------------------------------------------------------
 
 
-def _rank_main(rank: int, world: int, names: list[str], port: int, folder: str) -> None:
+def _rank_main(rank: int, world: int, names: list[str], port: int, folder: str, args: dict) -> None:
     out = Path(folder)
     tempfile.tempdir = folder  # what this rank puts in the temporary directory lands in the run's folder
     log = open(out / f"rank{rank}.log", "w")  # kept open for the whole process
@@ -253,7 +340,7 @@ def _rank_main(rank: int, world: int, names: list[str], port: int, folder: str) 
     store = dist.TCPStore("127.0.0.1", port, is_master=False, timeout=timeout)  # the notebook's store
     dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=timeout)
     try:
-        results = {name: EXPERIMENTS[name](rank, world) for name in names}
+        results = {name: EXPERIMENTS[name](rank, world, **args.get(name, {})) for name in names}
         torch.save(results, out / f"rank{rank}.pt")
         dist.barrier()  # no rank tears down while another still talks to it
     except BaseException:
@@ -269,13 +356,14 @@ def _rank_main(rank: int, world: int, names: list[str], port: int, folder: str) 
     os._exit(0)
 
 
-def _start(names: list[str], world: int, port: int, folder: str):
+def _start(names: list[str], world: int, port: int, folder: str, args: dict):
     """Start the ranks; torch.multiprocessing's per-rank error files go into ``folder`` too."""
     saved = tempfile.tempdir
     tempfile.tempdir = folder  # start_processes names each rank's error file with tempfile
     try:
         return mp.start_processes(
-            _rank_main, args=(world, names, port, folder), nprocs=world, join=False, start_method="spawn"
+            _rank_main, args=(world, names, port, folder, args), nprocs=world, join=False,
+            start_method="spawn",
         )
     finally:
         tempfile.tempdir = saved
@@ -326,7 +414,9 @@ class UnknownExperimentError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[str, dict[int, dict]]:
+def run_ranks(
+    names: Sequence[str], world: int, timeout: float = 180.0, args: dict[str, dict] | None = None
+) -> dict[str, dict[int, dict]]:
     """Run the experiments ``names`` in turn on ``world`` ranks (gloo, this machine), in one launch.
 
     Returns ``{name: {rank: result}}``. Raises ``RuntimeError`` with the ranks' logs if any rank
@@ -336,7 +426,8 @@ def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[
     stopped, one line says so, and a bare ``KeyboardInterrupt`` is raised (so that the kernel
     reports the interruption), with no traceback from the ranks or from the launch it cut short.
     A name that :data:`EXPERIMENTS` lacks raises ``UnknownExperimentError`` (a ``KeyError``)
-    before any rank starts. Introduced in lesson 11.
+    before any rank starts. ``args`` maps an experiment's name to keyword arguments for it
+    (lesson 14 passes folders this way). Introduced in lesson 11.
     """
     unknown = [name for name in names if name not in EXPERIMENTS]
     if unknown:
@@ -350,7 +441,7 @@ def run_ranks(names: Sequence[str], world: int, timeout: float = 180.0) -> dict[
         try:
             handler = _ignore_interrupts()
             try:
-                context = _start(names, world, store.port, folder)
+                context = _start(names, world, store.port, folder, args or {})
             finally:
                 if handler is not None:
                     signal.signal(signal.SIGINT, handler)
