@@ -49,7 +49,7 @@ def first_cells():
 
 def test_every_notebook_the_check_runs_has_the_first_cell_it_looks_for():
     paths = colab_check.notebook_paths([])
-    assert len(paths) == 14 + 13 + 2  # lessons, solutions, appendix
+    assert len(paths) == 15 + 14 + 2  # lessons, solutions, appendix
     assert [path.name for path, cell in first_cells() if cell is None] == []
 
 

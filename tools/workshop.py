@@ -190,6 +190,17 @@ DECKS: dict[str, list[Slide]] = {
         S("verdict", "c30:text"),
         S("picture", "c33", "c34:image"),
     ],
+    "14": [
+        S("demo", "l14-s1", "l14-compile:code"),
+        S("numbers", "l14-compile:text", "l14-s1-read:1"),
+        S("picture", "l14-s1-read:2", "l14-once:image"),
+        S("demo", "l14-s2", "l14-sdpa:text"),
+        S("picture", "l14-s3", "l14-amp:image"),
+        S("exercise", "l14-s3-rule:exercise"),
+        S("picture", "l14-s4-read:2", "l14-shards:image"),
+        S("demo", "l14-s5", "l14-batch:text"),
+        S("exercise", "l14-s7-read:exercise"),
+    ],
 }
 
 
