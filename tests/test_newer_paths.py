@@ -67,7 +67,8 @@ def test_the_recorded_compile_results_hold_here(tmp_path):
         assert abs(live[key] - RECORDED[key]) < 0.2 * RECORDED[key], key
 
 
-@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")  # torch._dynamo
+# torch._dynamo imports a deprecated torch.jit name
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")
 def test_first_divergence_refuses_a_compiled_model_and_says_why():
     model = torch.nn.Sequential(torch.nn.Linear(4, 4))
     with pytest.raises(ValueError, match="model_b is compiled"):

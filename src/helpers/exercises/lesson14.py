@@ -100,8 +100,9 @@ def _ex_14_4(answer: object) -> tuple[bool, str]:
     if given != _LATE:
         return False, "one environment variable is left: which library reads it when it starts, not per call?"
     return True, (
-        "the two environment variables: the CUDA runtime and cuBLAS read them when they start, which this "
-        "process already did. PyTorch's own flags take effect from the next operation."
+        "the two environment variables: the CUDA runtime reads the first when it starts, PyTorch the second "
+        "once, at the first cuBLAS workspace; this process did both already. "
+        "PyTorch's own flags take effect from the next operation."
     )
 
 
