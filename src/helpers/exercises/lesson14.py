@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from helpers._validate import describe
@@ -50,7 +52,7 @@ def _ex_14_1(plain_keys: object) -> tuple[bool, str]:
 
 
 def _ex_14_2(answer: object) -> tuple[bool, str]:
-    if not (isinstance(answer, tuple) and len(answer) == 2 and all(is_number(a) for a in answer)):
+    if not (isinstance(answer, (tuple, list)) and len(answer) == 2 and all(is_number(a) for a in answer)):
         return False, f"answer with a tuple of two numbers (scale, updates); got {describe(answer)}."
     scale, updates = answer
     if updates != 9:
@@ -68,10 +70,15 @@ def _ex_14_2(answer: object) -> tuple[bool, str]:
     )
 
 
+def _whole(a: object) -> bool:
+    return not isinstance(a, bool) and hasattr(type(a), "__index__")
+
+
 def _ex_14_3(answer: object) -> tuple[bool, str]:
-    ints = isinstance(answer, (list, tuple)) and all(type(a) is int for a in answer)
+    ints = isinstance(answer, (list, tuple)) and all(_whole(a) for a in answer)
     if not ints or len(answer) != 4:
         return False, f"answer with a list of four ints; got {describe(answer)}."
+    answer = [operator.index(a) for a in answer]  # NumPy's integers too
     pieces = [t.shape[0] for t in torch.empty(10, 16).chunk(4)]
     right = pieces + [0] * (4 - len(pieces))  # a rank beyond torch.chunk's pieces holds no rows
     if list(answer) == [3, 3, 2, 2]:
@@ -98,11 +105,11 @@ def _ex_14_4(answer: object) -> tuple[bool, str]:
             "PyTorch reads its own flags each time an operation runs: setting them later still works."
         )
     if given != _LATE:
-        return False, "one environment variable is left: which library reads it when it starts, not per call?"
+        return False, "one environment variable is left: which is read once, or belongs in the shell?"
     return True, (
-        "the two environment variables: the CUDA runtime reads the first when it starts, PyTorch the second "
-        "once, at the first cuBLAS workspace; this process did both already. "
-        "PyTorch's own flags take effect from the next operation."
+        "the two environment variables: the first is a debugging switch meant for the shell that starts "
+        "the program, and PyTorch reads the second once, at the first cuBLAS workspace, which this process "
+        "has set up already. PyTorch's own flags take effect from the next operation."
     )
 
 

@@ -49,6 +49,8 @@ __all__ = [
     "run_ranks",
     "single_process_training",
     "load_in_one_process",
+    "sharded_model",
+    "small_model",
     "sum_bound",
     "sum_data",
     "training_data",
@@ -70,7 +72,8 @@ def sum_data(n: int = 10**6) -> torch.Tensor:
     return torch.randint(0, 64, (n,), generator=torch.Generator().manual_seed(10)) / 8
 
 
-def _model() -> nn.Module:
+def small_model() -> nn.Module:
+    """The model of lessons 11 and 14: 16 inputs, 32 tanh units, one output; seed before calling."""
     return nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1))
 
 
@@ -104,7 +107,7 @@ def _sgd_step(model: nn.Module, lr: float = 0.1) -> None:
 def single_process_training(steps: int = 8, global_batch: int = 48) -> list[torch.Tensor]:
     """The reference for :func:`ddp`: one process, the full global batch per step, plain SGD."""
     torch.manual_seed(0)
-    model = _model()
+    model = small_model()
     for step in range(steps):
         x, y = _batch(step, global_batch)
         model.zero_grad()
@@ -137,7 +140,7 @@ def allreduce(rank: int, world: int) -> dict:
 def gradients(rank: int, world: int, micro_batches: int = 2) -> dict:
     """One step of gradient accumulation with DDP: no all-reduce until the last micro-batch."""
     torch.manual_seed(0)  # the same initial weights on every rank
-    model = nn.parallel.DistributedDataParallel(_model())
+    model = nn.parallel.DistributedDataParallel(small_model())
     plain = copy.deepcopy(model.module)  # the same weights without DDP, for comparison
     x, y = _batch(step=0, global_batch=48, rank=rank, world=world)
     parts = list(zip(x.chunk(micro_batches), y.chunk(micro_batches)))
@@ -154,7 +157,7 @@ def gradients(rank: int, world: int, micro_batches: int = 2) -> dict:
 
 def _train_ddp(rank: int, world: int, steps: int, global_batch: int, bucket_cap_mb) -> tuple:
     torch.manual_seed(0)  # the same initial weights on every rank (DDP also broadcasts rank 0's)
-    model = nn.parallel.DistributedDataParallel(_model(), bucket_cap_mb=bucket_cap_mb)
+    model = nn.parallel.DistributedDataParallel(small_model(), bucket_cap_mb=bucket_cap_mb)
     for step in range(steps):
         x, y = _batch(step, global_batch, rank, world)  # this rank's slice of the global batch
         model.zero_grad()
@@ -182,15 +185,15 @@ def ddp(rank: int, world: int, steps: int = 8, global_batch: int = 48) -> dict:
     }
 
 
-def _sharded_model(seed: int, mesh=None) -> nn.Module:
-    """:func:`_model` from ``seed``, each Linear and then the whole model sharded by FSDP2.
+def sharded_model(seed: int, mesh=None) -> nn.Module:
+    """:func:`small_model` from ``seed``, each Linear and then the whole model sharded by FSDP2.
 
     Over every rank, or over the ranks of ``mesh`` (a ``DeviceMesh``).
     """
     from torch.distributed.fsdp import fully_shard
 
     torch.manual_seed(seed)
-    model = _model()
+    model = small_model()
     for layer in model:
         if isinstance(layer, nn.Linear):
             fully_shard(layer, mesh=mesh)  # one all-gather and one reduce-scatter per layer
@@ -213,7 +216,7 @@ def fsdp(rank: int, world: int, steps: int = 8, global_batch: int = 48, save_to:
     """
     import torch.distributed.checkpoint as dcp
 
-    model = _sharded_model(seed=0)
+    model = sharded_model(seed=0)
     rows = _local_rows(model)
     for step in range(steps):
         x, y = _batch(step, global_batch, rank, world)
@@ -223,7 +226,7 @@ def fsdp(rank: int, world: int, steps: int = 8, global_batch: int = 48, save_to:
     params = [p.full_tensor().detach().clone() for p in model.parameters()]
     if save_to is not None:
         dcp.save(model.state_dict(), checkpoint_id=save_to)
-    mixed = _sharded_model(seed=rank)  # the same code, seeded per rank
+    mixed = sharded_model(seed=rank)  # the same code, seeded per rank
     return {"rows": rows, "params": params, "per_rank_seed": [p.full_tensor() for p in mixed.parameters()]}
 
 
@@ -240,7 +243,7 @@ def dcp_load(rank: int, world: int, load_from: str, ranks: int = 2) -> dict:
     group = dist.new_group(list(range(ranks)))  # every rank takes part in creating a group
     if rank >= ranks:
         return {}
-    model = _sharded_model(seed=rank + 100, mesh=DeviceMesh.from_group(group, "cpu"))
+    model = sharded_model(seed=rank + 100, mesh=DeviceMesh.from_group(group, "cpu"))
     state = model.state_dict()
     dcp.load(state, checkpoint_id=load_from, process_group=group)  # each rank reads the rows it holds now
     model.load_state_dict(state)
@@ -269,7 +272,7 @@ def load_in_one_process(model: nn.Module, folder: str) -> nn.Module:
 def seeding(rank: int, world: int) -> dict:
     """Different seeds per rank, then DDP; a DistributedSampler over two epochs."""
     torch.manual_seed(100 + rank)  # deliberately different initial weights on each rank
-    plain = _model()
+    plain = small_model()
     before = [p.detach().clone() for p in plain.parameters()]
     wrapped = nn.parallel.DistributedDataParallel(plain)  # broadcasts rank 0's parameters
     after = [p.detach().clone() for p in wrapped.module.parameters()]
