@@ -65,9 +65,13 @@ def test_exercise_3s_answer_is_torch_chunk():
     assert [t.shape[0] for t in torch.empty(10, 16).chunk(4)] == RIGHT["14.3"]
 
 
-def test_the_checkers_take_a_list_for_a_pair_and_numpys_integers():
+def test_the_checkers_take_a_list_for_a_pair_and_numpys_numbers():
     import numpy as np
 
     assert check("14.2", [65536, 9]).ok
     assert check("14.3", [np.int64(3), np.int64(3), np.int64(3), np.int64(1)]).ok
     assert not check("14.3", [True, 3, 3, 3]).ok and not check("14.3", [3.0, 3, 3, 1]).ok
+    assert check("14.2", (np.float32(65536.0), np.int64(9))).ok
+    assert check("14.2", (torch.tensor(65536.0), 9)).ok
+    assert not check("14.2", (True, 9)).ok
+    assert "both" in check("14.4", set()).message

@@ -5,12 +5,12 @@
 
 from __future__ import annotations
 
+import numbers
 import operator
 
 import torch
 
 from helpers._validate import describe
-from helpers.exercises._common import is_number
 
 
 def _ex_14_1(plain_keys: object) -> tuple[bool, str]:
@@ -51,10 +51,16 @@ def _ex_14_1(plain_keys: object) -> tuple[bool, str]:
     return True, "every key lost its leading _orig_mod., and the plain model loaded the result strictly."
 
 
+def _real(a: object) -> bool:
+    if isinstance(a, torch.Tensor):
+        return a.numel() == 1 and not a.is_complex()
+    return isinstance(a, numbers.Real) and not isinstance(a, bool)
+
+
 def _ex_14_2(answer: object) -> tuple[bool, str]:
-    if not (isinstance(answer, (tuple, list)) and len(answer) == 2 and all(is_number(a) for a in answer)):
+    if not (isinstance(answer, (tuple, list)) and len(answer) == 2 and all(_real(a) for a in answer)):
         return False, f"answer with a tuple of two numbers (scale, updates); got {describe(answer)}."
-    scale, updates = answer
+    scale, updates = (float(a) for a in answer)  # NumPy's numbers and one-element tensors too
     if updates != 9:
         return False, "a skipped step changes no weight, and only step 5 was skipped: how many updated?"
     if scale == 2.0**18 or scale == 2.0**17:
@@ -105,7 +111,8 @@ def _ex_14_4(answer: object) -> tuple[bool, str]:
             "PyTorch reads its own flags each time an operation runs: setting them later still works."
         )
     if given != _LATE:
-        return False, "one environment variable is left: which is read once, or belongs in the shell?"
+        left = "both environment variables are" if not given else "one environment variable is"
+        return False, f"{left} left: which is read once, or belongs in the shell?"
     return True, (
         "the two environment variables: the first is a debugging switch meant for the shell that starts "
         "the program, and PyTorch reads the second once, at the first cuBLAS workspace, which this process "
